@@ -1,0 +1,82 @@
+/**
+ * buildApp(options) builds the whole service and returns it ready, without listening: tests drive
+ * it with inject, src/server.ts listens. It holds no module-level state, so several instances can
+ * run in one process.
+ */
+import Fastify, { type FastifyInstance } from 'fastify'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import type { AppConfig } from './config.ts'
+import { loadContracts, type Contracts } from './contracts.ts'
+import type { DatabaseHandle } from './db/database.ts'
+import { createValidatorCompiler } from './http/validation.ts'
+import { registerOperations } from './http/register-operations.ts'
+import { restHandlers } from './http/rest-handlers.ts'
+import authPlugin from './plugins/auth.ts'
+import dbPlugin from './plugins/db.ts'
+import problemJson from './plugins/problem-json.ts'
+import rateLimitPlugin from './plugins/rate-limit.ts'
+import redisPlugin from './plugins/redis.ts'
+import versioning from './plugins/versioning.ts'
+import httpCaching from './plugins/http-caching.ts'
+import { createServices } from './services.ts'
+import { healthRoutes } from './modules/meta/health.routes.ts'
+import { graphqlPlugin } from './graphql/index.ts'
+
+export interface BuildAppOptions {
+  config: AppConfig
+  /** An open database to use instead of opening one from the configuration (tests). */
+  database?: DatabaseHandle
+  contracts?: Contracts
+  /** Where logs go (tests capture them); stdout by default. */
+  loggerStream?: { write(line: string): void }
+}
+
+const ONE_MIB = 1024 * 1024
+
+export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
+  const { config } = options
+  const contracts = options.contracts ?? loadContracts()
+  const app = Fastify({
+    bodyLimit: ONE_MIB,
+    trustProxy: false,
+    logger: {
+      level: config.logLevel,
+      // A credential never reaches the logs, wherever a serializer might put it.
+      redact: {
+        paths: ['req.headers.authorization', 'headers.authorization', 'request.headers.authorization', '*.authorization', 'authorization'],
+        censor: '[redacted]',
+      },
+      ...(options.loggerStream ? { stream: options.loggerStream } : {}),
+    },
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+  })
+  app.setValidatorCompiler(createValidatorCompiler())
+  // JSON merge patch bodies (RFC 7396) are JSON.
+  app.addContentTypeParser(
+    ['application/merge-patch+json', 'application/vnd.api+json'],
+    { parseAs: 'string', bodyLimit: ONE_MIB },
+    app.getDefaultJsonParser('error', 'error'),
+  )
+
+  await app.register(problemJson)
+  await app.register(versioning)
+  await app.register(redisPlugin, { url: config.redisUrl })
+  await app.register(authPlugin, { jwtSecret: config.jwtSecret })
+  await app.register(rateLimitPlugin, { max: config.rateLimit.max, windowMs: config.rateLimit.windowMs, redis: app.redis })
+  await app.register(dbPlugin, { database: options.database, url: config.databaseUrl, dataDir: config.dataDir, seed: config.seed })
+  await app.register(httpCaching)
+  app.decorate('services', createServices({ db: app.db, config }))
+
+  await app.register(swagger, { mode: 'static', specification: { document: contracts.openApiDocument as never } })
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: true } })
+  await app.register(healthRoutes)
+  await app.register(async (api) => registerOperations(api, restHandlers({ app: api, config, contracts })))
+  await app.register(graphqlPlugin, { config, sdl: contracts.graphqlSdl })
+
+  if (config.jwtSecretIsDefault) {
+    app.log.warn('JWT_SECRET is not set: using the public development secret. Never do this in production.')
+  }
+  await app.ready()
+  return app
+}

@@ -1,0 +1,12 @@
+/** Who is making a request, as established from a verified bearer token. */
+export interface Caller {
+  /** The token's `sub`: the user's id as a string, the key rate limits and idempotency keys use. */
+  subject: string
+  userId: number
+  scopes: ReadonlySet<string>
+  /** `admin` lifts ownership limits and satisfies every scope requirement. */
+  admin: boolean
+}
+
+export const SCOPES = ['orders:read', 'orders:write', 'articles:write', 'admin'] as const
+export type Scope = (typeof SCOPES)[number]

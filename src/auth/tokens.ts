@@ -1,0 +1,57 @@
+/**
+ * Bearer tokens: HS256 JWTs with `sub`, `scope`, `exp` and `iat`. Verification pins the algorithm,
+ * so `alg: none` and RS/HS confusion tokens are rejected, and requires `exp` so that no token lives
+ * forever.
+ */
+import { createSigner, createVerifier, TokenError } from 'fast-jwt'
+import type { Caller } from './caller.ts'
+
+export interface TokenClaims {
+  sub: string
+  scope: string
+  exp?: number
+  iat?: number
+  nbf?: number
+}
+
+export function createTokenSigner(secret: string): (claims: { sub: string; scope: string }, ttlSeconds: number) => string {
+  const sign = createSigner({ key: secret, algorithm: 'HS256' })
+  return (claims, ttlSeconds) => {
+    const now = Math.floor(Date.now() / 1000)
+    return sign({ sub: claims.sub, scope: claims.scope, iat: now, exp: now + ttlSeconds })
+  }
+}
+
+export type TokenVerification = { ok: true; caller: Caller } | { ok: false; reason: string }
+
+export function createTokenVerifier(secret: string): (token: string) => TokenVerification {
+  const verify = createVerifier({
+    key: secret,
+    algorithms: ['HS256'],
+    requiredClaims: ['sub', 'exp'],
+    cache: 1000,
+  })
+  return (token) => {
+    let claims: TokenClaims
+    try {
+      claims = verify(token) as TokenClaims
+    } catch (error) {
+      if (error instanceof TokenError) {
+        if (error.code === TokenError.codes.expired) return { ok: false, reason: 'The token has expired.' }
+        if (error.code === TokenError.codes.inactive) return { ok: false, reason: 'The token is not valid yet.' }
+        if (error.code === TokenError.codes.invalidSignature) return { ok: false, reason: 'The token signature is invalid.' }
+        if (error.code === TokenError.codes.missingRequiredClaim) return { ok: false, reason: 'The token lacks a required claim (sub, exp).' }
+        if (error.code === TokenError.codes.invalidAlgorithm) return { ok: false, reason: 'The token must be signed with HS256.' }
+      }
+      return { ok: false, reason: 'The token is malformed.' }
+    }
+    if (typeof claims.sub !== 'string' || !/^[1-9]\d{0,9}$/.test(claims.sub) || Number(claims.sub) > 2_147_483_647) {
+      return { ok: false, reason: 'The token subject must be a user id.' }
+    }
+    const scopes = new Set(typeof claims.scope === 'string' ? claims.scope.split(' ').filter(Boolean) : [])
+    return {
+      ok: true,
+      caller: { subject: claims.sub, userId: Number(claims.sub), scopes, admin: scopes.has('admin') },
+    }
+  }
+}

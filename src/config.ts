@@ -1,0 +1,120 @@
+/**
+ * The environment, read and validated once at start-up. A bad value stops the start with one line
+ * naming the variable, rather than surfacing later as a confusing runtime error.
+ */
+export interface AppConfig {
+  host: string
+  port: number
+  nodeEnv: string
+  /** `postgres://…` for a pg pool, `memory://` for an in-memory PGlite, else a PGlite data directory. */
+  databaseUrl: string | undefined
+  dataDir: string
+  redisUrl: string | undefined
+  jwtSecret: string
+  /** True when JWT_SECRET was not set and the development secret is in use. */
+  jwtSecretIsDefault: boolean
+  publicUrl: string | undefined
+  seed: boolean
+  logLevel: string
+  rateLimit: { max: number; windowMs: number }
+  graphql: {
+    maxDepth: number
+    maxCost: number
+    costBucket: number
+    costRestoreRate: number
+    persistedOnly: boolean
+    persistedManifest: string
+  }
+}
+
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`Invalid configuration: ${variable} ${problem}`)
+    this.name = 'ConfigError'
+  }
+}
+
+export const DEVELOPMENT_JWT_SECRET = 'development-secret-do-not-use-in-production'
+
+type Env = Record<string, string | undefined>
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`)
+  const value = Number(raw)
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`)
+  return value
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (raw === 'true' || raw === '1') return true
+  if (raw === 'false' || raw === '0') return false
+  throw new ConfigError(name, `must be true or false, got "${raw}"`)
+}
+
+/** Accepts plain milliseconds or a number with a unit: `60000`, `60s`, `1m`, `1h`. */
+function duration(env: Env, name: string, fallbackMs: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallbackMs
+  const match = /^(\d+)(ms|s|m|h)?$/.exec(raw.trim())
+  if (!match) throw new ConfigError(name, `must be a duration such as 60000, 60s or 1m, got "${raw}"`)
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(match[2] ?? 'ms') as 'ms' | 's' | 'm' | 'h']
+  const value = Number(match[1]) * unit
+  if (value < 1000) throw new ConfigError(name, 'must be at least one second')
+  return value
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return undefined
+  let parsed: URL
+  try {
+    parsed = new URL(raw)
+  } catch {
+    throw new ConfigError(name, `must be a URL, got "${raw}"`)
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must start with ${protocols.map((p) => `${p}//`).join(' or ')}`)
+  }
+  return raw
+}
+
+export function loadConfig(env: Env = process.env): AppConfig {
+  const nodeEnv = env.NODE_ENV ?? 'development'
+  const jwtSecret = env.JWT_SECRET
+  if (nodeEnv === 'production' && !jwtSecret) {
+    throw new ConfigError('JWT_SECRET', 'is required when NODE_ENV=production')
+  }
+  if (jwtSecret !== undefined && jwtSecret.length < 32) {
+    throw new ConfigError('JWT_SECRET', 'must be at least 32 characters (HS256 wants a 256-bit key)')
+  }
+  const publicUrl = url(env, 'PUBLIC_URL', ['http:', 'https:'])
+  return {
+    host: env.HOST || '127.0.0.1',
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    nodeEnv,
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:', 'memory:']),
+    dataDir: env.DATA_DIR || './data',
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    jwtSecret: jwtSecret ?? DEVELOPMENT_JWT_SECRET,
+    jwtSecretIsDefault: jwtSecret === undefined,
+    publicUrl: publicUrl?.replace(/\/+$/, ''),
+    seed: boolean(env, 'SEED', true),
+    logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
+    rateLimit: {
+      max: integer(env, 'RATE_LIMIT_MAX', 600, 1, 1_000_000),
+      windowMs: duration(env, 'RATE_LIMIT_WINDOW', 60_000),
+    },
+    graphql: {
+      maxDepth: integer(env, 'GRAPHQL_MAX_DEPTH', 10, 1, 100),
+      maxCost: integer(env, 'GRAPHQL_MAX_COST', 5000, 1, 10_000_000),
+      costBucket: integer(env, 'GRAPHQL_COST_BUCKET', 20_000, 1, 100_000_000),
+      costRestoreRate: integer(env, 'GRAPHQL_COST_RESTORE_RATE', 1000, 1, 100_000_000),
+      persistedOnly: boolean(env, 'GRAPHQL_PERSISTED_ONLY', false),
+      persistedManifest: env.GRAPHQL_PERSISTED_MANIFEST || 'src/generated/graphql/persisted-queries.json',
+    },
+  }
+}

@@ -1,0 +1,10 @@
+import type { Migration } from 'kysely/migration'
+import * as initialSchema from './0001-initial-schema.ts'
+
+/**
+ * Every migration, in order. Listed here rather than read from the folder so that the compiled
+ * build and the TypeScript loader see the same set.
+ */
+export const migrations: Record<string, Migration> = {
+  '0001-initial-schema': initialSchema,
+}

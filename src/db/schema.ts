@@ -1,0 +1,107 @@
+/**
+ * Table types for Kysely. Only repositories (src/modules/*\/*.repository.ts) and src/db/ use them;
+ * services map rows to API types and never return a row type.
+ */
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely'
+
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>
+type UpdatedAt = ColumnType<Date, Date | string | undefined, Date | string>
+
+export interface CompanyTable {
+  id: Generated<number>
+  name: string
+}
+
+export interface UserTable {
+  id: Generated<number>
+  name: string
+  company_id: number | null
+  created_at: CreatedAt
+}
+
+export interface ProductTable {
+  sku: string
+  name: string
+  price: number
+  created_at: CreatedAt
+}
+
+export type OrderStatus = 'pending' | 'paid' | 'cancelled' | 'refunded'
+
+export interface OrderTable {
+  id: Generated<number>
+  user_id: number
+  status: OrderStatus
+  total: number
+  created_at: CreatedAt
+  updated_at: UpdatedAt
+}
+
+export interface OrderItemTable {
+  order_id: number
+  /** Keeps the items in the order the client sent them. */
+  position: number
+  sku: string
+  qty: number
+  unit_price: number
+}
+
+export interface ArticleTable {
+  id: Generated<number>
+  author_id: number
+  title: string
+  body: string
+  created_at: CreatedAt
+  updated_at: UpdatedAt
+}
+
+export interface CommentTable {
+  id: Generated<number>
+  article_id: number
+  author_id: number
+  body: string
+  created_at: CreatedAt
+}
+
+export interface IdempotencyKeyTable {
+  caller: string
+  key: string
+  /** SHA-256 of method, path and body: the same key with another request is 422. */
+  request_hash: string
+  status: number
+  location: string | null
+  body: ColumnType<unknown, string, string>
+  created_at: CreatedAt
+  expires_at: ColumnType<Date, Date | string, Date | string>
+}
+
+export interface OutboxTable {
+  id: Generated<number>
+  topic: string
+  payload: ColumnType<unknown, string, string>
+  created_at: CreatedAt
+  published_at: ColumnType<Date | null, never, Date | string | null>
+}
+
+export interface Database {
+  companies: CompanyTable
+  users: UserTable
+  products: ProductTable
+  orders: OrderTable
+  order_items: OrderItemTable
+  articles: ArticleTable
+  comments: CommentTable
+  idempotency_keys: IdempotencyKeyTable
+  outbox: OutboxTable
+}
+
+export type CompanyRow = Selectable<CompanyTable>
+export type UserRow = Selectable<UserTable>
+export type ProductRow = Selectable<ProductTable>
+export type OrderRow = Selectable<OrderTable>
+export type OrderItemRow = Selectable<OrderItemTable>
+export type ArticleRow = Selectable<ArticleTable>
+export type CommentRow = Selectable<CommentTable>
+export type IdempotencyKeyRow = Selectable<IdempotencyKeyTable>
+export type OutboxRow = Selectable<OutboxTable>
+export type NewOutboxEvent = Insertable<OutboxTable>

@@ -1,0 +1,60 @@
+/** Turning GraphQL arguments into domain values, with the same bounds REST has. */
+import type { MercuriusContext } from 'mercurius'
+import type { Caller } from '../auth/caller.ts'
+import { ApiError, badRequest } from '../errors.ts'
+import { runIdempotent, validateIdempotencyKey } from '../idempotency.ts'
+import type { Executor } from '../db/transaction.ts'
+
+export function callerOf(context: MercuriusContext): Caller {
+  return context.caller
+}
+
+/** An `ID` argument: a positive integer, or BAD_USER_INPUT. */
+export function parseId(value: string | number, argument: string): number {
+  const text = String(value)
+  if (!/^[1-9]\d{0,9}$/.test(text) || Number(text) > 2_147_483_647) {
+    throw badRequest('INVALID_ID', `${argument} must be a positive integer id.`, [{ in: 'body', name: argument, message: 'must be a positive integer id' }])
+  }
+  return Number(text)
+}
+
+/** `first`/`last`: 1-100, like REST's `limit`. */
+export function parseCount(value: number | null | undefined, argument: string, fallback = 20): number {
+  const count = value ?? fallback
+  if (!Number.isInteger(count) || count < 1 || count > 100) {
+    throw badRequest('INVALID_PAGE_SIZE', `${argument} must be between 1 and 100.`, [{ in: 'body', name: argument, message: 'must be between 1 and 100' }])
+  }
+  return count
+}
+
+/** null instead of NOT_FOUND, for nullable single-record fields such as Query.order. */
+export async function orNull<T>(lookup: Promise<T>): Promise<T | null> {
+  try {
+    return await lookup
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return null
+    throw error
+  }
+}
+
+/**
+ * A mutation with an `idempotencyKey` runs once per key, exactly like a REST POST with an
+ * Idempotency-Key: a replay returns the stored result without running again.
+ */
+export async function idempotentMutation<T>(
+  context: MercuriusContext,
+  field: string,
+  args: Record<string, unknown>,
+  work: (executor: Executor) => Promise<T>,
+): Promise<T> {
+  const key = args.idempotencyKey
+  if (typeof key !== 'string') return work(context.app.db)
+  validateIdempotencyKey(key, 'argument')
+  const { idempotencyKey: _ignored, ...rest } = args
+  const result = await runIdempotent(
+    context.app.db,
+    { caller: context.caller.subject, key, fingerprint: { graphql: field, args: rest } },
+    async (trx) => ({ status: 200, body: await work(trx) }),
+  )
+  return result.outcome.body as T
+}

@@ -1,0 +1,119 @@
+/**
+ * GraphQL errors (decisions §8): every error carries `extensions.code`; anything that is not one
+ * of our ApiErrors or a GraphQL request error is reported as INTERNAL_SERVER_ERROR with its message
+ * replaced. Status codes follow GraphQL-over-HTTP: with `Accept: application/graphql-response+json`
+ * a request that never executed is 400 (unparseable) or 422 (invalid), one that executed is 200;
+ * with the legacy application/json every such response is 200.
+ */
+import { GraphQLError, type ExecutionResult } from 'graphql'
+import type { MercuriusContext } from 'mercurius'
+import { ApiError } from '../errors.ts'
+
+export type GraphqlErrorCode =
+  | 'BAD_USER_INPUT' | 'UNAUTHENTICATED' | 'FORBIDDEN' | 'NOT_FOUND' | 'CONFLICT'
+  | 'GRAPHQL_PARSE_FAILED' | 'GRAPHQL_VALIDATION_FAILED' | 'DEPTH_LIMIT_EXCEEDED' | 'COST_LIMIT_EXCEEDED'
+  | 'RATE_LIMITED' | 'PERSISTED_QUERY_NOT_FOUND' | 'PERSISTED_QUERY_NOT_ALLOWED' | 'INTERNAL_SERVER_ERROR'
+
+export const GRAPHQL_RESPONSE_MEDIA_TYPE = 'application/graphql-response+json'
+
+const CODE_BY_STATUS: Record<number, GraphqlErrorCode> = {
+  400: 'BAD_USER_INPUT',
+  401: 'UNAUTHENTICATED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+  412: 'CONFLICT',
+  422: 'BAD_USER_INPUT',
+  429: 'RATE_LIMITED',
+}
+
+/** Errors raised before execution, by the code mercurius or our limits give them. */
+const REQUEST_ERROR_CODES: Record<string, GraphqlErrorCode> = {
+  MER_ERR_GQL_QUERY_DEPTH: 'DEPTH_LIMIT_EXCEEDED',
+  MER_ERR_GQL_PERSISTED_QUERY_NOT_FOUND: 'PERSISTED_QUERY_NOT_FOUND',
+  MER_ERR_GQL_PERSISTED_QUERY_NOT_SUPPORTED: 'PERSISTED_QUERY_NOT_ALLOWED',
+  COST_LIMIT_EXCEEDED: 'COST_LIMIT_EXCEEDED',
+  DEPTH_LIMIT_EXCEEDED: 'DEPTH_LIMIT_EXCEEDED',
+  PERSISTED_QUERY_NOT_FOUND: 'PERSISTED_QUERY_NOT_FOUND',
+  PERSISTED_QUERY_NOT_ALLOWED: 'PERSISTED_QUERY_NOT_ALLOWED',
+  RATE_LIMITED: 'RATE_LIMITED',
+}
+
+interface FormattedError {
+  message: string
+  locations?: readonly { line: number; column: number }[]
+  path?: readonly (string | number)[]
+  extensions: { code: GraphqlErrorCode; [key: string]: unknown }
+}
+
+function classify(error: GraphQLError, executed: boolean): FormattedError {
+  const original = error.originalError as (Error & { code?: string; extensions?: Record<string, unknown> }) | undefined
+  const base = {
+    ...(error.locations ? { locations: error.locations } : {}),
+    ...(error.path ? { path: error.path } : {}),
+  }
+  if (original instanceof ApiError) {
+    return {
+      message: original.detail,
+      ...base,
+      extensions: {
+        code: CODE_BY_STATUS[original.status] ?? 'BAD_USER_INPUT',
+        reason: original.code,
+        ...(original.errors ? { errors: original.errors } : {}),
+      },
+    }
+  }
+  const ownCode = error.extensions?.code
+  if (!original && typeof ownCode === 'string' && ownCode in REQUEST_ERROR_CODES) {
+    return { message: error.message, ...base, extensions: { ...error.extensions, code: REQUEST_ERROR_CODES[ownCode]! } }
+  }
+  const requestCode = original?.code ? REQUEST_ERROR_CODES[original.code] : undefined
+  if (requestCode) return { message: error.message, ...base, extensions: { ...(original?.extensions ?? {}), code: requestCode } }
+  if (!original) {
+    if (error.message.startsWith('Syntax Error')) return { message: error.message, ...base, extensions: { code: 'GRAPHQL_PARSE_FAILED' } }
+    if (/^Variable "\$/.test(error.message)) return { message: error.message, ...base, extensions: { code: 'BAD_USER_INPUT' } }
+    if (!executed) return { message: error.message, ...base, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }
+    // Errors graphql-js raises itself during execution (argument coercion, non-null violations).
+    if (/^(Argument|Expected|Int cannot|String cannot|Enum|ID cannot)/.test(error.message)) {
+      return { message: error.message, ...base, extensions: { code: 'BAD_USER_INPUT' } }
+    }
+  }
+  return { message: 'An internal error occurred; it has been logged.', ...base, extensions: { code: 'INTERNAL_SERVER_ERROR' } }
+}
+
+function flatten(errors: readonly GraphQLError[]): GraphQLError[] {
+  return errors.flatMap((error) => {
+    const nested = (error.originalError as { errors?: unknown } | undefined)?.errors
+    if (Array.isArray(nested)) {
+      return nested.map((inner) => (inner instanceof GraphQLError ? inner : new GraphQLError((inner as Error).message, { originalError: inner as Error })))
+    }
+    return [error]
+  })
+}
+
+export function wantsGraphqlResponse(accept: string | undefined): boolean {
+  return accept !== undefined && accept.toLowerCase().includes(GRAPHQL_RESPONSE_MEDIA_TYPE)
+}
+
+export function formatGraphqlErrors(
+  execution: ExecutionResult & { statusCode?: number },
+  context: MercuriusContext,
+): { statusCode: number; response: ExecutionResult } {
+  const executed = execution.data !== undefined
+  const log = context.reply?.log ?? context.app.log
+  const errors = flatten(execution.errors ?? []).map((error) => {
+    const formatted = classify(error, executed)
+    if (formatted.extensions.code === 'INTERNAL_SERVER_ERROR') log.error({ err: error.originalError ?? error }, 'graphql resolver failed')
+    return formatted
+  })
+  const modern = wantsGraphqlResponse(context.reply?.request.headers.accept)
+  let statusCode = 200
+  const first = errors[0]?.extensions.code
+  if (first === 'UNAUTHENTICATED' && !executed) statusCode = 401
+  else if (first === 'RATE_LIMITED') statusCode = 429
+  else if (modern && !executed) statusCode = first === 'GRAPHQL_PARSE_FAILED' ? 400 : 422
+  return {
+    statusCode,
+    response: (executed ? { data: execution.data, errors } : modern ? { errors } : { data: null, errors }) as unknown as ExecutionResult,
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * The GraphQL endpoint: Mercurius serving schema.graphql as written (the contract is the SDL
+ * file, not code), with the caller from the same bearer token REST uses. A request without a
+ * valid credential is 401 before any parsing or execution.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import mercurius from 'mercurius'
+import type { Caller } from '../auth/caller.ts'
+import type { AppConfig } from '../config.ts'
+import { unauthenticated } from '../errors.ts'
+import { formatGraphqlErrors, GRAPHQL_RESPONSE_MEDIA_TYPE, wantsGraphqlResponse } from './errors.ts'
+import { depthLimitRule } from './limits.ts'
+import { graphqlResolvers } from './resolvers.ts'
+
+declare module 'mercurius' {
+  interface MercuriusContext {
+    caller: Caller
+  }
+}
+
+function rejectUnauthenticated(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
+  if (request.caller) return undefined
+  const error = unauthenticated(request.credentialError ?? 'A bearer token is required.', request.credentialError !== undefined)
+  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value)
+  return reply.code(401).send({ errors: [{ message: error.detail, extensions: { code: 'UNAUTHENTICATED' } }] })
+}
+
+export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
+  async function graphql(app, options) {
+    const { resolvers, loaders } = graphqlResolvers()
+    await app.register(mercurius, {
+      schema: options.sdl,
+      resolvers: resolvers as never,
+      loaders: loaders as never,
+      path: '/graphql',
+      graphiql: options.config.nodeEnv !== 'production',
+      context: (request) => ({ caller: request.caller as Caller }),
+      validationRules: [depthLimitRule(options.config.graphql.maxDepth)],
+      jit: 1,
+      errorFormatter: formatGraphqlErrors as never,
+    })
+
+    app.addHook('onRequest', async (request, reply) => {
+      if (request.routeOptions.url !== '/graphql') return
+      return rejectUnauthenticated(request, reply)
+    })
+
+    // GraphQL-over-HTTP: a client that asks for the graphql-response media type gets it.
+    app.addHook('onSend', async (request, reply, payload) => {
+      if (request.routeOptions.url === '/graphql' && wantsGraphqlResponse(request.headers.accept)) {
+        reply.type(`${GRAPHQL_RESPONSE_MEDIA_TYPE}; charset=utf-8`)
+      }
+      return payload
+    })
+
+    app.get('/graphql/schema.graphql', async (_request, reply) =>
+      reply.type('application/graphql; charset=utf-8').send(options.sdl),
+    )
+  },
+  { name: 'graphql', dependencies: ['auth'] },
+)

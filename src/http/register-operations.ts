@@ -1,0 +1,62 @@
+/**
+ * The contract drives routing: every operation of openapi.yaml that a module implements is
+ * registered at its URL with the generated validation and serialization schemas, and its handler
+ * is found by operationId. A response can never carry a field the contract does not name, because
+ * it is serialized with the contract's own response schema.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import { operations, type OperationId } from '../generated/openapi/operations.ts'
+import { ApiError } from '../errors.ts'
+import { requireCaller } from '../plugins/auth.ts'
+
+export type OperationHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>
+export type OperationHandlers = Partial<Record<OperationId, OperationHandler>>
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    operationId?: OperationId
+  }
+}
+
+function mediaType(contentType: string | undefined): string | undefined {
+  return contentType?.split(';')[0]?.trim().toLowerCase()
+}
+
+function hasBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length']
+  return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined
+}
+
+export function registerOperations(app: FastifyInstance, handlers: OperationHandlers): void {
+  for (const operation of Object.values(operations)) {
+    const handler = handlers[operation.operationId]
+    if (!handler) continue
+    const accepted: readonly string[] = operation.requestMediaTypes
+    const route: RouteOptions = {
+      method: operation.method,
+      url: operation.url,
+      schema: operation.schema as RouteOptions['schema'],
+      config: {
+        operationId: operation.operationId,
+        ...(operation.method === 'GET' ? { cache: operation.operationId.startsWith('list') ? ('list' as const) : ('record' as const) } : {}),
+      },
+      handler,
+      // Checked before the body is read, so no handler runs and no body is parsed for a request
+      // without a valid credential; after onRequest, so the rate limiter still counts it.
+      preParsing: async (request) => {
+        if (operation.authenticated) requireCaller(request)
+        if (!hasBody(request)) return
+        const type = mediaType(request.headers['content-type'])
+        if (accepted.length === 0 || type === undefined || !accepted.includes(type)) {
+          const wanted = accepted.length === 0 ? 'no body' : accepted.join(' or ')
+          throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', `This operation takes ${wanted}, not ${type ?? 'an untyped body'}.`)
+        }
+      },
+      preValidation: async (request) => {
+        // An optional body that was left out validates as an empty object.
+        if (!operation.requestBodyRequired && request.body === undefined && accepted.length > 0) request.body = {}
+      },
+    }
+    app.route(route)
+  }
+}

@@ -1,0 +1,24 @@
+/** Every module's REST handlers, keyed by operationId, for the contract router. */
+import type { FastifyInstance } from 'fastify'
+import type { AppConfig } from '../config.ts'
+import type { Contracts } from '../contracts.ts'
+import type { OperationHandlers } from './register-operations.ts'
+import { metaHandlers } from '../modules/meta/meta.routes.ts'
+import { orderHandlers } from '../modules/orders/orders.routes.ts'
+import { productHandlers } from '../modules/products/products.routes.ts'
+import { userHandlers } from '../modules/users/users.routes.ts'
+
+export interface RestHandlerDependencies {
+  app: FastifyInstance
+  config: AppConfig
+  contracts: Contracts
+}
+
+export function restHandlers({ app, config, contracts }: RestHandlerDependencies): OperationHandlers {
+  return {
+    ...metaHandlers(contracts),
+    ...orderHandlers(app, app.services.orders, config),
+    ...userHandlers(app, app.services.users, config),
+    ...productHandlers(app, app.services.products, config),
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * Request validation with two AJV instances: bodies are checked exactly as sent (no type coercion:
+ * `"qty": "2"` is an error), while path, query and header values, which are always strings on the
+ * wire, are coerced to their documented types. Both report every error, not only the first, and
+ * never strip unknown properties (the contract's `additionalProperties: false` rejects them).
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import addFormatsModule from 'ajv-formats'
+import type { FastifySchemaCompiler } from 'fastify'
+import type { FieldError, ProblemLocation } from '../errors.ts'
+
+// ajv-formats is CommonJS with a default export; under NodeNext it arrives wrapped.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv
+
+function createAjv(coerceTypes: boolean): Ajv {
+  const ajv = new Ajv({
+    coerceTypes,
+    allErrors: true,
+    removeAdditional: false,
+    useDefaults: true,
+    strict: false,
+  })
+  addFormats(ajv)
+  return ajv
+}
+
+export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
+  const bodyAjv = createAjv(false)
+  const parameterAjv = createAjv(true)
+  return ({ schema, httpPart }) => {
+    // AJV caches compiled schemas itself, so shared component schemas compile once.
+    const validate: ValidateFunction = (httpPart === 'body' ? bodyAjv : parameterAjv).compile(schema as object)
+    return (data: unknown) => (validate(data) ? { value: data } : { error: validate.errors as never })
+  }
+}
+
+const locations: Record<string, ProblemLocation> = {
+  body: 'body',
+  querystring: 'query',
+  params: 'path',
+  headers: 'header',
+}
+
+function fieldName(error: ErrorObject, location: ProblemLocation): string {
+  const params = error.params as Record<string, unknown>
+  let pointer = error.instancePath
+  if (error.keyword === 'required') pointer += `/${String(params.missingProperty)}`
+  if (error.keyword === 'additionalProperties') pointer += `/${String(params.additionalProperty)}`
+  if (location === 'body') return pointer === '' ? '/' : pointer
+  // Parameters are named as the client wrote them, not as JSON pointers.
+  return pointer.replace(/^\//, '').split('/')[0] ?? ''
+}
+
+function fieldMessage(error: ErrorObject): string {
+  const params = error.params as Record<string, unknown>
+  switch (error.keyword) {
+    case 'required':
+      return 'is required'
+    case 'additionalProperties':
+      return 'is not allowed here'
+    case 'enum':
+      return `must be one of: ${(params.allowedValues as unknown[]).join(', ')}`
+    default:
+      return error.message ?? 'is invalid'
+  }
+}
+
+export function fieldErrorsFromValidation(errors: ErrorObject[] | unknown, context: string | undefined): FieldError[] {
+  const location = locations[context ?? 'body'] ?? 'body'
+  const list = (Array.isArray(errors) ? errors : []) as ErrorObject[]
+  // A nullable or union value fails every branch; the branch errors say more than "anyOf".
+  const specific = list.filter((error) => error.keyword !== 'anyOf' && error.keyword !== 'oneOf')
+  const seen = new Set<string>()
+  const result: FieldError[] = []
+  for (const error of specific.length > 0 ? specific : list) {
+    const name = fieldName(error, location)
+    const message = fieldMessage(error)
+    const key = `${name}\u0000${message}`
+    if (seen.has(key)) continue
+    seen.add(key)
+    result.push({ in: location, name, message })
+  }
+  return result
+}

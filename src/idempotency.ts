@@ -1,0 +1,135 @@
+/**
+ * Idempotent execution (decisions §7, after Stripe and the IETF Idempotency-Key draft), shared by
+ * REST POSTs and GraphQL mutations that take an `idempotencyKey`:
+ *   - same key, same request: the stored outcome, marked replayed, and nothing runs again;
+ *   - same key, other request: 422; same key while the first is still running: 409 + Retry-After;
+ *   - the outcome is written in the same transaction as the change, so neither exists without
+ *     the other; a 4xx outcome is stored too (its partial writes rolled back to a savepoint);
+ *     a 5xx is not stored, so a retry can still succeed.
+ */
+import { createHash } from 'node:crypto'
+import type { Kysely, Transaction } from 'kysely'
+import type { Database } from './db/schema.ts'
+import { findLiveOutcome, storeOutcome, tryLockKey } from './db/repositories/idempotency-keys.ts'
+import { ApiError, badRequest, conflict, unprocessable } from './errors.ts'
+
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60
+const KEY_PATTERN = /^[\x20-\x7E]{1,255}$/
+
+export interface Outcome {
+  status: number
+  body: unknown
+  location?: string | undefined
+}
+
+export interface IdempotentRequest {
+  caller: string
+  key: string
+  /** What identifies "the same request": method, path and body for REST; field and arguments for GraphQL. */
+  fingerprint: unknown
+}
+
+export type IdempotentResult =
+  | { replayed: false; outcome: Outcome }
+  | { replayed: true; outcome: Outcome }
+
+export function validateIdempotencyKey(key: string, location: 'header' | 'argument'): void {
+  if (!KEY_PATTERN.test(key)) {
+    throw badRequest('INVALID_IDEMPOTENCY_KEY', 'An Idempotency-Key is 1-255 printable ASCII characters.', [
+      { in: location === 'header' ? 'header' : 'body', name: location === 'header' ? 'Idempotency-Key' : 'idempotencyKey', message: 'must be 1-255 printable ASCII characters' },
+    ])
+  }
+}
+
+/** Canonical JSON: object keys sorted, so that the same body always hashes the same. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`)
+      .join(',')}}`
+  }
+  return JSON.stringify(value ?? null)
+}
+
+export function requestHash(fingerprint: unknown): string {
+  return createHash('sha256').update(canonical(fingerprint)).digest('hex')
+}
+
+/** Runs `work` once per key; errors it throws are ApiErrors or propagate (5xx, not stored). */
+export async function runIdempotent(
+  db: Kysely<Database>,
+  request: IdempotentRequest,
+  work: (trx: Transaction<Database>) => Promise<Outcome>,
+): Promise<IdempotentResult> {
+  const hash = requestHash(request.fingerprint)
+  const trx = await db.startTransaction().execute()
+  try {
+    if (!(await tryLockKey(trx, request.caller, request.key))) {
+      throw conflict('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
+        'retry-after': '1',
+      })
+    }
+    const stored = await findLiveOutcome(trx, request.caller, request.key)
+    if (stored) {
+      if (stored.request_hash !== hash) {
+        throw unprocessable('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used for a different request.')
+      }
+      await trx.commit().execute()
+      const body = typeof stored.body === 'string' ? JSON.parse(stored.body) : stored.body
+      return replayStoredError({ replayed: true, outcome: { status: stored.status, body, location: stored.location ?? undefined } })
+    }
+
+    let outcome: Outcome
+    let failure: ApiError | undefined
+    const savepoint = await trx.savepoint('idempotent_work').execute()
+    try {
+      outcome = await work(savepoint)
+      await savepoint.releaseSavepoint('idempotent_work').execute()
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status >= 500) throw error
+      // The refused attempt's partial writes go; its outcome is stored for the retries.
+      await savepoint.rollbackToSavepoint('idempotent_work').execute()
+      failure = error
+      outcome = { status: error.status, body: { __error: serializeError(error) } }
+    }
+    await storeOutcome(trx, {
+      caller: request.caller,
+      key: request.key,
+      requestHash: hash,
+      status: outcome.status,
+      location: outcome.location ?? null,
+      body: outcome.body,
+      ttlSeconds: IDEMPOTENCY_TTL_SECONDS,
+    })
+    await trx.commit().execute()
+    if (failure) throw failure
+    return { replayed: false, outcome }
+  } catch (error) {
+    if (!trx.isCommitted && !trx.isRolledBack) await trx.rollback().execute().catch(() => {})
+    throw error
+  }
+}
+
+interface SerializedError {
+  status: number
+  code: string
+  detail: string
+  errors?: ApiError['errors']
+  headers: Record<string, string>
+}
+
+function serializeError(error: ApiError): SerializedError {
+  return { status: error.status, code: error.code, detail: error.detail, ...(error.errors ? { errors: error.errors } : {}), headers: error.headers }
+}
+
+/** A stored 4xx outcome replays as the same error. */
+function replayStoredError(result: IdempotentResult): IdempotentResult {
+  const body = result.outcome.body as { __error?: SerializedError } | null
+  if (result.replayed && body && typeof body === 'object' && body.__error) {
+    const e = body.__error
+    throw new ApiError(e.status, e.code, e.detail, { ...(e.errors ? { errors: e.errors } : {}), headers: { ...e.headers, 'idempotent-replayed': 'true' } })
+  }
+  return result
+}

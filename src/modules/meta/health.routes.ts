@@ -1,0 +1,29 @@
+/**
+ * Liveness and readiness, outside the versioned API and without a credential: a load balancer
+ * asks /readyz whether this instance can serve (its database answers), /healthz whether the
+ * process is alive at all.
+ */
+import type { FastifyInstance } from 'fastify'
+import { sql } from 'kysely'
+import { ApiError } from '../../errors.ts'
+import { sendProblem } from '../../plugins/problem-json.ts'
+
+const READY_TIMEOUT_MS = 2000
+
+export async function healthRoutes(app: FastifyInstance): Promise<void> {
+  app.get('/healthz', { logLevel: 'warn' }, async () => ({ status: 'ok' }))
+
+  app.get('/readyz', { logLevel: 'warn' }, async (request, reply) => {
+    try {
+      let timer: NodeJS.Timeout | undefined
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('database check timed out')), READY_TIMEOUT_MS)
+      })
+      await Promise.race([sql`select 1`.execute(app.db), timeout]).finally(() => clearTimeout(timer))
+      return { status: 'ready', database: app.database.kind }
+    } catch (error) {
+      request.log.warn({ err: error }, 'readiness check failed')
+      return sendProblem(reply, new ApiError(503, 'SERVICE_UNAVAILABLE', 'The database is unreachable.', { headers: { 'retry-after': '5' } }))
+    }
+  })
+}

@@ -1,0 +1,127 @@
+/** All SQL for orders and their items. Plain functions taking the database or a transaction first. */
+import { sql } from 'kysely'
+import type { OrderItemRow, OrderRow, OrderStatus } from '../../db/schema.ts'
+import type { Executor } from '../../db/transaction.ts'
+import type { PricedItem } from './order-pricing.ts'
+
+export type OrderSortField = 'created_at' | 'total' | 'id'
+
+export interface OrderFilter {
+  userId?: number | undefined
+  status?: OrderStatus | undefined
+}
+
+export interface OrderPageQuery extends OrderFilter {
+  sort: { field: OrderSortField; descending: boolean }
+  after: [string | number, number] | undefined
+  limit: number
+}
+
+export async function findOrder(db: Executor, id: number, options: { lock?: boolean } = {}): Promise<OrderRow | undefined> {
+  let query = db.selectFrom('orders').selectAll().where('id', '=', id)
+  if (options.lock) query = query.forUpdate()
+  return query.executeTakeFirst()
+}
+
+/** The items of many orders in one statement, in each order's stored sequence. */
+export async function findItemsOfOrders(db: Executor, orderIds: readonly number[]): Promise<OrderItemRow[]> {
+  if (orderIds.length === 0) return []
+  return db
+    .selectFrom('order_items')
+    .selectAll()
+    .where('order_id', '=', sql<number>`any(${sql.val([...orderIds])}::int[])`)
+    .orderBy('order_id')
+    .orderBy('position')
+    .execute()
+}
+
+/** One keyset page (limit + 1 rows, so the caller knows whether another page follows). */
+export async function findOrderPage(db: Executor, query: OrderPageQuery): Promise<OrderRow[]> {
+  const direction = query.sort.descending ? 'desc' : 'asc'
+  const comparator = sql.raw(query.sort.descending ? '<' : '>')
+  let q = db
+    .selectFrom('orders')
+    .selectAll()
+    .$if(query.userId !== undefined, (qb) => qb.where('user_id', '=', query.userId!))
+    .$if(query.status !== undefined, (qb) => qb.where('status', '=', query.status!))
+  if (query.after) {
+    const [value, id] = query.after
+    q =
+      query.sort.field === 'id'
+        ? q.where(sql<boolean>`id ${comparator} ${id}`)
+        : q.where(sql<boolean>`(${sql.ref(query.sort.field)}, id) ${comparator} (${value}, ${id})`)
+  }
+  if (query.sort.field !== 'id') q = q.orderBy(query.sort.field, direction)
+  return q.orderBy('id', direction).limit(query.limit + 1).execute()
+}
+
+export async function countOrders(db: Executor, filter: OrderFilter): Promise<number> {
+  const row = await db
+    .selectFrom('orders')
+    .select(sql<number>`count(*)`.as('count'))
+    .$if(filter.userId !== undefined, (qb) => qb.where('user_id', '=', filter.userId!))
+    .$if(filter.status !== undefined, (qb) => qb.where('status', '=', filter.status!))
+    .executeTakeFirstOrThrow()
+  return Number(row.count)
+}
+
+/** The `last` most recent orders of each user, in one statement (GraphQL's User.orders loader). */
+export async function findRecentOrdersOfUsers(db: Executor, userIds: readonly number[], last: number): Promise<OrderRow[]> {
+  if (userIds.length === 0) return []
+  const result = await sql<OrderRow>`
+    select o.* from unnest(${sql.val([...userIds])}::int[]) as u(id)
+    cross join lateral (
+      select * from orders where orders.user_id = u.id order by created_at desc, id desc limit ${last}
+    ) o`.execute(db)
+  return result.rows
+}
+
+export async function findOrdersByIds(db: Executor, ids: readonly number[]): Promise<OrderRow[]> {
+  if (ids.length === 0) return []
+  return db.selectFrom('orders').selectAll().where('id', '=', sql<number>`any(${sql.val([...ids])}::int[])`).execute()
+}
+
+export async function findProductPrices(db: Executor, skus: readonly string[]): Promise<Map<string, number>> {
+  if (skus.length === 0) return new Map()
+  const rows = await db
+    .selectFrom('products')
+    .select(['sku', 'price'])
+    .where('sku', '=', sql<string>`any(${sql.val([...new Set(skus)])}::text[])`)
+    .execute()
+  return new Map(rows.map((row) => [row.sku, row.price]))
+}
+
+export async function insertOrder(db: Executor, order: { userId: number; total: number }): Promise<OrderRow> {
+  return db
+    .insertInto('orders')
+    .values({ user_id: order.userId, status: 'pending', total: order.total })
+    .returningAll()
+    .executeTakeFirstOrThrow()
+}
+
+export async function replaceOrderItems(db: Executor, orderId: number, items: readonly PricedItem[]): Promise<OrderItemRow[]> {
+  await db.deleteFrom('order_items').where('order_id', '=', orderId).execute()
+  if (items.length === 0) return []
+  return db
+    .insertInto('order_items')
+    .values(items.map((item, position) => ({ order_id: orderId, position, sku: item.sku, qty: item.qty, unit_price: item.unit_price })))
+    .returningAll()
+    .execute()
+}
+
+export async function updateOrder(
+  db: Executor,
+  id: number,
+  changes: { status?: OrderStatus; total?: number },
+): Promise<OrderRow> {
+  return db
+    .updateTable('orders')
+    .set({ ...changes, updated_at: sql<Date>`greatest(now(), updated_at + interval '1 millisecond')` as never })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow()
+}
+
+export async function deleteOrder(db: Executor, id: number): Promise<void> {
+  await db.deleteFrom('orders').where('id', '=', id).execute()
+}

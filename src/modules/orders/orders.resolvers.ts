@@ -1,0 +1,107 @@
+/**
+ * GraphQL for orders: thin resolvers over the same service the REST routes call. Fields that
+ * reach related records (Order.user, Item.product, User.orders) are loaders: one set-based
+ * statement per field per execution step, whatever the number of parents.
+ */
+import type { MercuriusContext } from 'mercurius'
+import { callerOf, idempotentMutation, orNull, parseCount, parseId } from '../../graphql/arguments.ts'
+import type { OrderStatus } from '../../db/schema.ts'
+import type { Order, OrderItem, User } from '../../generated/openapi/schemas.ts'
+import { isOwnerOrAdmin } from '../../auth/policy.ts'
+import { forbidden } from '../../errors.ts'
+
+type OrderWithCursor = Order & { cursor?: string }
+type ItemInput = { items: Array<{ sku: string; qty: number }> }
+type ActionArgs = { id: string; reason?: string | null; idempotencyKey?: string | null }
+
+export const orderResolvers = {
+  Query: {
+    order: (_: unknown, args: { id: string }, ctx: MercuriusContext) =>
+      orNull(ctx.app.services.orders.get(callerOf(ctx), parseId(args.id, 'id'))),
+
+    orders: async (
+      _: unknown,
+      args: { status?: OrderStatus | null; userId?: string | null; first?: number | null; after?: string | null },
+      ctx: MercuriusContext,
+    ): Promise<OrderWithCursor[]> => {
+      const page = await ctx.app.services.orders.list(callerOf(ctx), {
+        status: args.status ?? undefined,
+        userId: args.userId == null ? undefined : parseId(args.userId, 'userId'),
+        cursor: args.after ?? undefined,
+        limit: parseCount(args.first, 'first'),
+      })
+      return page.data.map((order, index) => ({ ...order, cursor: page.cursors![index]! }))
+    },
+  },
+
+  Mutation: {
+    createOrder: (_: unknown, args: { input: ItemInput; idempotencyKey?: string | null }, ctx: MercuriusContext) =>
+      idempotentMutation(ctx, 'createOrder', args, (executor) => ctx.app.services.orders.create(callerOf(ctx), args.input, executor)),
+
+    updateOrder: (_: unknown, args: { id: string; input: ItemInput }, ctx: MercuriusContext) =>
+      ctx.app.services.orders.replaceItems(callerOf(ctx), parseId(args.id, 'id'), args.input.items),
+
+    payOrder: (_: unknown, args: ActionArgs, ctx: MercuriusContext) =>
+      idempotentMutation(ctx, 'payOrder', args, (executor) =>
+        ctx.app.services.orders.transition(callerOf(ctx), parseId(args.id, 'id'), 'payment', args.reason ?? undefined, executor)),
+
+    cancelOrder: (_: unknown, args: ActionArgs, ctx: MercuriusContext) =>
+      idempotentMutation(ctx, 'cancelOrder', args, (executor) =>
+        ctx.app.services.orders.transition(callerOf(ctx), parseId(args.id, 'id'), 'cancellation', args.reason ?? undefined, executor)),
+
+    refundOrder: (_: unknown, args: ActionArgs, ctx: MercuriusContext) =>
+      idempotentMutation(ctx, 'refundOrder', args, (executor) =>
+        ctx.app.services.orders.transition(callerOf(ctx), parseId(args.id, 'id'), 'refund', args.reason ?? undefined, executor)),
+
+    deleteOrder: async (_: unknown, args: { id: string }, ctx: MercuriusContext) => {
+      const id = parseId(args.id, 'id')
+      await ctx.app.services.orders.remove(callerOf(ctx), id)
+      return String(id)
+    },
+  },
+
+  Order: {
+    createdAt: (order: Order) => order.created_at,
+    updatedAt: (order: Order) => order.updated_at,
+    cursor: (order: OrderWithCursor, _: unknown, ctx: MercuriusContext) =>
+      order.cursor ?? ctx.app.services.orders.defaultCursor(callerOf(ctx), order),
+  },
+
+  Item: {
+    unitPrice: (item: OrderItem) => item.unit_price,
+  },
+}
+
+export const orderLoaders = {
+  Order: {
+    /** The owner of each order: the caller could read the order, so may read its owner. */
+    user: async (queries: Array<{ obj: Order }>, ctx: MercuriusContext) => {
+      const users = await ctx.app.services.users.usersByIds([...new Set(queries.map((q) => q.obj.user_id))])
+      return queries.map(({ obj }) => users.get(obj.user_id) ?? null)
+    },
+  },
+  Item: {
+    product: async (queries: Array<{ obj: OrderItem }>, ctx: MercuriusContext) => {
+      const products = await ctx.app.services.products.productsBySkus([...new Set(queries.map((q) => q.obj.sku))])
+      return queries.map(({ obj }) => products.get(obj.sku) ?? null)
+    },
+  },
+  User: {
+    /** `orders(last: N)`: the N most recent orders of each user, oldest first, in two statements. */
+    orders: async (queries: Array<{ obj: User; params: { last?: number | null } }>, ctx: MercuriusContext) => {
+      const caller = callerOf(ctx)
+      // Queries in one batch may ask for different `last`s: one lookup per distinct value.
+      const byLast = new Map<number, number[]>()
+      for (const { obj, params } of queries) {
+        const last = parseCount(params.last, 'last')
+        byLast.set(last, [...(byLast.get(last) ?? []), obj.id])
+      }
+      const results = new Map<number, Map<number, Order[]>>()
+      for (const [last, ids] of byLast) results.set(last, await ctx.app.services.orders.recentOfUsers(caller, [...new Set(ids)], last))
+      return queries.map(({ obj, params }) => {
+        if (!isOwnerOrAdmin(caller, obj.id)) return forbidden("You may not access another user's orders.")
+        return results.get(parseCount(params.last, 'last'))!.get(obj.id) ?? []
+      })
+    },
+  },
+}

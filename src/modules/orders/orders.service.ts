@@ -1,0 +1,269 @@
+/**
+ * The rules of orders (decisions §2-§5, §11), shared by REST and GraphQL: who may see and change
+ * an order, the state machine, pricing from the catalog, and keyset pages. Every change and its
+ * outbox event commit in one transaction. Services return API types, never rows.
+ */
+import type { Kysely } from 'kysely'
+import type { Caller } from '../../auth/caller.ts'
+import { requireOwnerOrAdmin, requireScope } from '../../auth/policy.ts'
+import type { Database, OrderItemRow, OrderRow, OrderStatus } from '../../db/schema.ts'
+import { recordEvent } from '../../db/repositories/outbox.ts'
+import { inTransaction, type Executor } from '../../db/transaction.ts'
+import { conflict, forbidden, notFound, unprocessable } from '../../errors.ts'
+import type { Order, OrderItem } from '../../generated/openapi/schemas.ts'
+import { parseSort, resumePosition, type CursorCodec } from '../../pagination/cursor.ts'
+import { userExists } from '../users/users.repository.ts'
+import { priceItems, type RequestedItem } from './order-pricing.ts'
+import * as repository from './orders.repository.ts'
+
+export const ORDER_SORT_FIELDS = ['created_at', 'total', 'id'] as const
+export const DEFAULT_ORDER_SORT = '-created_at'
+
+export type OrderAction = 'payment' | 'cancellation' | 'refund'
+
+/** The state machine: which action moves an order from which state to which. */
+const TRANSITIONS: Record<OrderAction, { from: OrderStatus; to: OrderStatus; verb: string }> = {
+  payment: { from: 'pending', to: 'paid', verb: 'pay' },
+  cancellation: { from: 'pending', to: 'cancelled', verb: 'cancel' },
+  refund: { from: 'paid', to: 'refunded', verb: 'refund' },
+}
+
+/** Paid and refunded orders are financial records and are never deleted. */
+const DELETABLE: ReadonlySet<OrderStatus> = new Set(['pending', 'cancelled'])
+
+/** Called with the current representation before a write: REST checks If-Match with it. */
+export type Precondition = (current: Order) => void
+
+export interface OrderListQuery {
+  status?: OrderStatus | undefined
+  userId?: number | undefined
+  sort?: string | undefined
+  cursor?: string | undefined
+  limit: number
+}
+
+export interface Page<T> {
+  data: T[]
+  total: number
+  nextCursor: string | null
+  /** The cursor of each record of `data`, to resume right after it (GraphQL's `cursor` field). */
+  cursors?: string[]
+}
+
+export function toOrderItem(row: Pick<OrderItemRow, 'sku' | 'qty' | 'unit_price'>): OrderItem {
+  return { sku: row.sku, qty: row.qty, unit_price: row.unit_price }
+}
+
+export function toOrder(row: OrderRow, items: readonly OrderItemRow[]): Order {
+  return {
+    id: row.id,
+    status: row.status,
+    total: row.total,
+    items: items.map(toOrderItem),
+    user_id: row.user_id,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  }
+}
+
+function sortKey(row: OrderRow, field: repository.OrderSortField): string | number {
+  return field === 'created_at' ? row.created_at.toISOString() : row[field]
+}
+
+export interface OrdersServiceDependencies {
+  db: Kysely<Database>
+  cursors: CursorCodec
+}
+
+export function createOrdersService({ db, cursors }: OrdersServiceDependencies) {
+  /** Rows to API orders, with every order's items fetched in one statement. */
+  async function withItems(executor: Executor, rows: readonly OrderRow[]): Promise<Order[]> {
+    const items = await repository.findItemsOfOrders(executor, rows.map((row) => row.id))
+    const byOrder = new Map<number, OrderItemRow[]>()
+    for (const item of items) {
+      const list = byOrder.get(item.order_id)
+      if (list) list.push(item)
+      else byOrder.set(item.order_id, [item])
+    }
+    return rows.map((row) => toOrder(row, byOrder.get(row.id) ?? []))
+  }
+
+  /** Loads an order the caller may act on, locked for the rest of the transaction when writing. */
+  async function loadOwned(executor: Executor, caller: Caller, id: number, lock: boolean): Promise<OrderRow> {
+    const row = await repository.findOrder(executor, id, { lock })
+    if (!row) throw notFound(`Order ${id}`)
+    requireOwnerOrAdmin(caller, row.user_id, 'order')
+    return row
+  }
+
+  async function priced(executor: Executor, items: readonly RequestedItem[]) {
+    const prices = await repository.findProductPrices(executor, items.map((item) => item.sku))
+    const result = priceItems(items, prices)
+    if (result.ok) return result
+    if (result.reason === 'unknown_sku') {
+      throw unprocessable(
+        'UNKNOWN_SKU',
+        `No product has the sku ${result.skus.map((sku) => `"${sku}"`).join(', ')}.`,
+        items.flatMap((item, index) =>
+          result.skus.includes(item.sku) ? [{ in: 'body' as const, name: `/items/${index}/sku`, message: `no product has sku "${item.sku}"` }] : [],
+        ),
+      )
+    }
+    throw unprocessable('ORDER_TOTAL_TOO_LARGE', `The order total ${result.total} exceeds the maximum of 2147483647 minor units.`)
+  }
+
+  async function page(caller: Caller, query: OrderListQuery, list: string): Promise<Page<Order>> {
+    const position = resumePosition(
+      cursors,
+      list,
+      query.cursor,
+      { sort: query.sort, filter: { status: query.status, user_id: query.userId, caller: caller.subject } },
+      { sort: DEFAULT_ORDER_SORT },
+    )
+    const sort = parseSort(position.sort, ORDER_SORT_FIELDS)
+    // Without admin, a caller only ever sees its own orders, whatever the filter says.
+    const userId = caller.admin ? ((position.filter.user_id as number | null) ?? undefined) : caller.userId
+    const filter = { userId, status: (position.filter.status as OrderStatus | null) ?? undefined }
+    const [rows, total] = await Promise.all([
+      repository.findOrderPage(db, { ...filter, sort, after: position.after, limit: query.limit }),
+      repository.countOrders(db, filter),
+    ])
+    const pageRows = rows.slice(0, query.limit)
+    const recordCursors = pageRows.map((row) =>
+      cursors.encode({ list, sort: position.sort, filter: position.filter, key: [sortKey(row, sort.field), row.id] }),
+    )
+    const nextCursor = rows.length > query.limit ? (recordCursors.at(-1) ?? null) : null
+    return { data: await withItems(db, pageRows), total, nextCursor, cursors: recordCursors }
+  }
+
+  return {
+    withItems,
+
+    async get(caller: Caller, id: number): Promise<Order> {
+      requireScope(caller, 'orders:read')
+      const row = await loadOwned(db, caller, id, false)
+      const [order] = await withItems(db, [row])
+      return order!
+    },
+
+    /** GET /orders: the caller's orders; an admin sees everyone's and may filter by user. */
+    async list(caller: Caller, query: OrderListQuery): Promise<Page<Order>> {
+      requireScope(caller, 'orders:read')
+      if (query.userId !== undefined && !caller.admin) throw forbidden('Only an admin may filter orders by user_id.')
+      return page(caller, query, 'orders')
+    },
+
+    /** GET /users/{id}/orders: that user or an admin. */
+    async listOfUser(caller: Caller, userId: number, query: Omit<OrderListQuery, 'userId'>): Promise<Page<Order>> {
+      requireScope(caller, 'orders:read')
+      requireOwnerOrAdmin(caller, userId, 'orders')
+      if (!(await userExists(db, userId))) throw notFound(`User ${userId}`)
+      return page(caller, { ...query, userId }, `users/${userId}/orders`)
+    },
+
+    async create(caller: Caller, input: { items: readonly RequestedItem[] }, executor: Executor = db): Promise<Order> {
+      requireScope(caller, 'orders:write')
+      return inTransaction(executor, async (trx) => {
+        if (!(await userExists(trx, caller.userId))) {
+          throw unprocessable('UNKNOWN_USER', `The token's subject, user ${caller.userId}, does not exist.`)
+        }
+        const pricing = await priced(trx, input.items)
+        const row = await repository.insertOrder(trx, { userId: caller.userId, total: pricing.total })
+        const items = await repository.replaceOrderItems(trx, row.id, pricing.items)
+        await recordEvent(trx, 'order.created', { orderId: row.id, userId: row.user_id })
+        return toOrder(row, items)
+      })
+    },
+
+    /** PUT and PATCH: an order's items can change while it is pending, and only then. */
+    async replaceItems(caller: Caller, id: number, items: readonly RequestedItem[] | undefined, precondition?: Precondition): Promise<Order> {
+      requireScope(caller, 'orders:write')
+      return inTransaction(db, async (trx) => {
+        const row = await loadOwned(trx, caller, id, true)
+        const [current] = await withItems(trx, [row])
+        precondition?.(current!)
+        if (row.status !== 'pending') {
+          throw conflict('ORDER_NOT_PENDING', `Order ${id} is ${row.status}; only a pending order can be changed.`)
+        }
+        if (items === undefined) return current!
+        const pricing = await priced(trx, items)
+        const stored = await repository.replaceOrderItems(trx, id, pricing.items)
+        const updated = await repository.updateOrder(trx, id, { total: pricing.total })
+        return toOrder(updated, stored)
+      })
+    },
+
+    async transition(caller: Caller, id: number, action: OrderAction, reason: string | undefined, executor: Executor = db, precondition?: Precondition): Promise<Order> {
+      requireScope(caller, 'orders:write')
+      const { from, to, verb } = TRANSITIONS[action]
+      return inTransaction(executor, async (trx) => {
+        const row = await loadOwned(trx, caller, id, true)
+        const [current] = await withItems(trx, [row])
+        precondition?.(current!)
+        if (row.status !== from) {
+          throw conflict('ORDER_STATE_CONFLICT', `Cannot ${verb} order ${id}: its status is ${row.status} (it must be ${from}).`)
+        }
+        const updated = await repository.updateOrder(trx, id, { status: to })
+        await recordEvent(trx, 'order.status_changed', {
+          orderId: id,
+          userId: row.user_id,
+          from,
+          to,
+          ...(reason ? { reason } : {}),
+        })
+        return { ...current!, status: updated.status, updated_at: updated.updated_at.toISOString() }
+      })
+    },
+
+    async remove(caller: Caller, id: number, precondition?: Precondition): Promise<void> {
+      requireScope(caller, 'orders:write')
+      await inTransaction(db, async (trx) => {
+        const row = await loadOwned(trx, caller, id, true)
+        const [current] = await withItems(trx, [row])
+        precondition?.(current!)
+        if (!DELETABLE.has(row.status)) {
+          throw conflict('ORDER_NOT_DELETABLE', `Order ${id} is ${row.status}: paid and refunded orders are financial records and cannot be deleted.`)
+        }
+        await repository.deleteOrder(trx, id)
+      })
+    },
+
+    /** The cursor an order has in the caller's default list (newest first, unfiltered). */
+    defaultCursor(caller: Caller, order: Order): string {
+      return cursors.encode({
+        list: 'orders',
+        sort: DEFAULT_ORDER_SORT,
+        filter: { status: null, user_id: null, caller: caller.subject },
+        key: [order.created_at, order.id],
+      })
+    },
+
+    /** The `last` most recent orders of each user, oldest of them first: two statements for any number of users. */
+    async recentOfUsers(caller: Caller, userIds: readonly number[], last: number): Promise<Map<number, Order[]>> {
+      requireScope(caller, 'orders:read')
+      const readable = userIds.filter((id) => caller.admin || id === caller.userId)
+      const rows = await repository.findRecentOrdersOfUsers(db, readable, last)
+      const orders = await withItems(db, rows)
+      const byUser = new Map<number, Order[]>(userIds.map((id) => [id, []]))
+      for (const order of orders) byUser.get(order.user_id)!.push(order)
+      for (const list of byUser.values()) list.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id - b.id)
+      return byUser
+    },
+
+    /** GET /orders/{id}/items: an order has at most 100 items; pages keep them in stored order. */
+    async listItems(caller: Caller, id: number, query: { cursor?: string | undefined; limit: number }): Promise<Page<OrderItem>> {
+      const order = await this.get(caller, id)
+      const list = `orders/${id}/items`
+      const start = query.cursor === undefined ? 0 : Number(cursors.decode(query.cursor, list).key[1])
+      const data = order.items.slice(start, start + query.limit)
+      const next = start + query.limit
+      return {
+        data,
+        total: order.items.length,
+        nextCursor: next < order.items.length ? cursors.encode({ list, sort: 'position', filter: {}, key: [next, next] }) : null,
+      }
+    },
+  }
+}
+
+export type OrdersService = ReturnType<typeof createOrdersService>

@@ -1,0 +1,22 @@
+/** GraphQL for the product catalog, over the products service. */
+import type { MercuriusContext } from 'mercurius'
+import { callerOf, idempotentMutation, parseCount } from '../../graphql/arguments.ts'
+import type { Product } from '../../generated/openapi/schemas.ts'
+
+export const productResolvers = {
+  Query: {
+    product: async (_: unknown, args: { sku: string }, ctx: MercuriusContext) =>
+      (await ctx.app.services.products.productsBySkus([args.sku])).get(args.sku) ?? null,
+    products: async (_: unknown, args: { first?: number | null; after?: string | null }, ctx: MercuriusContext) => {
+      const page = await ctx.app.services.products.list(callerOf(ctx), { cursor: args.after ?? undefined, limit: parseCount(args.first, 'first') })
+      return page.data
+    },
+  },
+  Mutation: {
+    createProduct: (_: unknown, args: { input: Product; idempotencyKey?: string | null }, ctx: MercuriusContext) =>
+      idempotentMutation(ctx, 'createProduct', args, (executor) => ctx.app.services.products.create(callerOf(ctx), args.input, executor)),
+  },
+  Product: {
+    cursor: (product: Product, _: unknown, ctx: MercuriusContext) => ctx.app.services.products.cursorOf(product),
+  },
+}

@@ -1,0 +1,48 @@
+/** The product catalog: any valid token may read it; only admins add to it. */
+import type { Kysely } from 'kysely'
+import type { Caller } from '../../auth/caller.ts'
+import { requireAdmin } from '../../auth/policy.ts'
+import type { Database, ProductRow } from '../../db/schema.ts'
+import type { Executor } from '../../db/transaction.ts'
+import { conflict } from '../../errors.ts'
+import type { Product } from '../../generated/openapi/schemas.ts'
+import type { CursorCodec } from '../../pagination/cursor.ts'
+import type { Page } from '../orders/orders.service.ts'
+import * as repository from './products.repository.ts'
+
+export function toProduct(row: ProductRow): Product {
+  return { sku: row.sku, name: row.name, price: row.price }
+}
+
+export function createProductsService({ db, cursors }: { db: Kysely<Database>; cursors: CursorCodec }) {
+  return {
+    async list(_caller: Caller, query: { cursor?: string | undefined; limit: number }): Promise<Page<Product>> {
+      const afterSku = query.cursor === undefined ? undefined : String(cursors.decode(query.cursor, 'products').key[0])
+      const [rows, total] = await Promise.all([repository.findProductPage(db, { afterSku, limit: query.limit }), repository.countProducts(db)])
+      const page = rows.slice(0, query.limit)
+      const last = page.at(-1)
+      const data = page.map(toProduct)
+      const nextCursor = rows.length > query.limit && last ? this.cursorOf(data.at(-1)!) : null
+      return { data, total, nextCursor }
+    },
+
+    async create(caller: Caller, input: { sku: string; name: string; price: number }, executor: Executor = db): Promise<Product> {
+      requireAdmin(caller)
+      const row = await repository.insertProduct(executor, input)
+      if (!row) throw conflict('PRODUCT_EXISTS', `A product with sku "${input.sku}" already exists.`)
+      return toProduct(row)
+    },
+
+    /** A product's position in the catalog (ordered by sku). */
+    cursorOf(product: Product): string {
+      return cursors.encode({ list: 'products', sort: 'sku', filter: {}, key: [product.sku, 0] })
+    },
+
+    async productsBySkus(skus: readonly string[]): Promise<Map<string, Product>> {
+      const rows = await repository.findProductsBySkus(db, skus)
+      return new Map(rows.map((row) => [row.sku, toProduct(row)]))
+    },
+  }
+}
+
+export type ProductsService = ReturnType<typeof createProductsService>

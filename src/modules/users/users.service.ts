@@ -1,0 +1,81 @@
+/**
+ * The rules of users (decisions §2-§3): a user record is visible to that user and to admins;
+ * listing and creating users is for admins.
+ */
+import type { Kysely } from 'kysely'
+import type { Caller } from '../../auth/caller.ts'
+import { requireAdmin, requireOwnerOrAdmin } from '../../auth/policy.ts'
+import type { CompanyRow, Database, UserRow } from '../../db/schema.ts'
+import { inTransaction, type Executor } from '../../db/transaction.ts'
+import { notFound, unprocessable } from '../../errors.ts'
+import type { User } from '../../generated/openapi/schemas.ts'
+import type { CursorCodec } from '../../pagination/cursor.ts'
+import type { Page } from '../orders/orders.service.ts'
+import * as repository from './users.repository.ts'
+
+export interface Company {
+  id: number
+  name: string
+}
+
+export function toUser(row: UserRow): User {
+  return { id: row.id, name: row.name, company_id: row.company_id, created_at: row.created_at.toISOString() }
+}
+
+export function toCompany(row: CompanyRow): Company {
+  return { id: row.id, name: row.name }
+}
+
+export function createUsersService({ db, cursors }: { db: Kysely<Database>; cursors: CursorCodec }) {
+  return {
+    async get(caller: Caller, id: number): Promise<User> {
+      // Ownership first: whether another user's id exists is not the caller's business.
+      requireOwnerOrAdmin(caller, id, 'user record')
+      const row = await repository.findUser(db, id)
+      if (!row) throw notFound(`User ${id}`)
+      return toUser(row)
+    },
+
+    async list(caller: Caller, query: { cursor?: string | undefined; limit: number }): Promise<Page<User>> {
+      requireAdmin(caller)
+      const afterId = query.cursor === undefined ? undefined : cursors.decode(query.cursor, 'users').key[1]
+      const [rows, total] = await Promise.all([repository.findUserPage(db, { afterId, limit: query.limit }), repository.countUsers(db)])
+      const page = rows.slice(0, query.limit)
+      const last = page.at(-1)
+      const data = page.map(toUser)
+      const nextCursor = rows.length > query.limit && last ? this.cursorOf(data.at(-1)!) : null
+      return { data, total, nextCursor }
+    },
+
+    async create(caller: Caller, input: { name: string; company_id?: number | null | undefined }, executor: Executor = db): Promise<User> {
+      requireAdmin(caller)
+      return inTransaction(executor, async (trx) => {
+        const companyId = input.company_id ?? null
+        if (companyId !== null && !(await repository.companyExists(trx, companyId))) {
+          throw unprocessable('UNKNOWN_COMPANY', `Company ${companyId} does not exist.`, [
+            { in: 'body', name: '/company_id', message: `no company has id ${companyId}` },
+          ])
+        }
+        return toUser(await repository.insertUser(trx, { name: input.name, companyId }))
+      })
+    },
+
+    /** A user's position in the users list (ordered by id). */
+    cursorOf(user: User): string {
+      return cursors.encode({ list: 'users', sort: 'id', filter: {}, key: [user.id, user.id] })
+    },
+
+    /** Batch lookups for GraphQL loaders: one statement for any number of ids. */
+    async usersByIds(ids: readonly number[]): Promise<Map<number, User>> {
+      const rows = await repository.findUsersByIds(db, ids)
+      return new Map(rows.map((row) => [row.id, toUser(row)]))
+    },
+
+    async companiesByIds(ids: readonly number[]): Promise<Map<number, Company>> {
+      const rows = await repository.findCompaniesByIds(db, ids)
+      return new Map(rows.map((row) => [row.id, toCompany(row)]))
+    },
+  }
+}
+
+export type UsersService = ReturnType<typeof createUsersService>

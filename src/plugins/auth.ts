@@ -1,0 +1,51 @@
+/**
+ * Reads the bearer token of every request (no session: the token is the whole credential) and
+ * exposes `request.caller`. Routes that need a credential call `requireCaller`, which answers 401
+ * with the RFC 6750 WWW-Authenticate header. The rate limiter keys on the caller this establishes.
+ */
+import type { FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import type { Caller } from '../auth/caller.ts'
+import { createTokenVerifier } from '../auth/tokens.ts'
+import { unauthenticated } from '../errors.ts'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller: Caller | null
+    /** Why the sent credential was refused; undefined when none was sent. */
+    credentialError: string | undefined
+  }
+  interface FastifyInstance {
+    authenticate(authorization: string | undefined): { caller: Caller | null; error: string | undefined }
+  }
+}
+
+export function requireCaller(request: FastifyRequest): Caller {
+  if (request.caller) return request.caller
+  const sent = request.credentialError !== undefined
+  throw unauthenticated(request.credentialError ?? 'A bearer token is required.', sent)
+}
+
+export default fp<{ jwtSecret: string }>(
+  async function auth(app, options) {
+    const verify = createTokenVerifier(options.jwtSecret)
+
+    function authenticate(authorization: string | undefined): { caller: Caller | null; error: string | undefined } {
+      if (authorization === undefined || authorization === '') return { caller: null, error: undefined }
+      const match = /^Bearer ([A-Za-z0-9_\-.~+/]+=*)$/i.exec(authorization.trim())
+      if (!match) return { caller: null, error: 'The Authorization header must be "Bearer <token>".' }
+      const result = verify(match[1]!)
+      return result.ok ? { caller: result.caller, error: undefined } : { caller: null, error: result.reason }
+    }
+
+    app.decorate('authenticate', authenticate)
+    app.decorateRequest('caller', null)
+    app.decorateRequest('credentialError', undefined)
+    app.addHook('onRequest', async (request) => {
+      const { caller, error } = authenticate(request.headers.authorization)
+      request.caller = caller
+      request.credentialError = error
+    })
+  },
+  { name: 'auth' },
+)

@@ -1,0 +1,121 @@
+/**
+ * RFC 9457 problem+json for every non-2xx answer: our own ApiErrors, Fastify's validation and
+ * content-type errors, unknown routes (404) and known paths with the wrong method (405 + Allow).
+ * A 5xx never carries a stack, SQL or driver message: it is logged and replaced.
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import FindMyWay, { type HTTPMethod } from 'find-my-way'
+import { ApiError, problemKind, type FieldError } from '../errors.ts'
+import { fieldErrorsFromValidation } from '../http/validation.ts'
+
+export interface ProblemBody {
+  type: string
+  title: string
+  status: number
+  detail: string
+  instance: string
+  code: string
+  errors?: FieldError[]
+}
+
+export function problemFromError(error: ApiError, request: FastifyRequest): ProblemBody {
+  const kind = problemKind(error.status)
+  return {
+    type: kind.type,
+    title: kind.title,
+    status: error.status,
+    detail: error.detail,
+    instance: request.url,
+    code: error.code,
+    ...(error.errors ? { errors: error.errors } : {}),
+  }
+}
+
+export function sendProblem(reply: FastifyReply, error: ApiError): FastifyReply {
+  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value)
+  return reply
+    .code(error.status)
+    .type('application/problem+json')
+    .send(problemFromError(error, reply.request))
+}
+
+// Errors a driver raises when the database cannot be reached: those are 503, not 500.
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', '57P01', '57P02', '57P03', '53300'])
+
+function isDatabaseUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true
+  const message = error instanceof Error ? error.message : ''
+  return /Connection terminated|connection timeout|PGlite is closed|Client has encountered a connection error/i.test(message)
+}
+
+/** Maps anything thrown while handling a request to the ApiError it stands for. */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error
+  const fastifyError = error as FastifyError & { validationContext?: string }
+  if (fastifyError.validation) {
+    const errors = fieldErrorsFromValidation(fastifyError.validation, fastifyError.validationContext)
+    return new ApiError(400, 'VALIDATION_FAILED', `The request is invalid: ${errors.length} problem(s) found.`, { errors })
+  }
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError(413, 'PAYLOAD_TOO_LARGE', 'The request body is larger than 1 MiB.')
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json (PATCH also takes application/merge-patch+json).')
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError(400, 'MALFORMED_BODY', 'The body is empty but its Content-Type says JSON.')
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError(400, 'MALFORMED_BODY', 'The body is not valid JSON.')
+  }
+  if (error instanceof SyntaxError && fastifyError.statusCode === 400) {
+    return new ApiError(400, 'MALFORMED_BODY', 'The body is not valid JSON.')
+  }
+  if (isDatabaseUnavailable(error)) {
+    return new ApiError(503, 'SERVICE_UNAVAILABLE', 'The database is unreachable; try again shortly.', {
+      headers: { 'retry-after': '5' },
+    })
+  }
+  const status = fastifyError.statusCode
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return new ApiError(status, fastifyError.code ?? 'BAD_REQUEST', fastifyError.message)
+  }
+  return new ApiError(500, 'INTERNAL', 'An unexpected error occurred; it has been logged.', { cause: error })
+}
+
+export default fp(
+  async function problemJson(app) {
+    // Mirrors the routes so that a 404 can tell "no such path" from "path exists, other method".
+    const routes = FindMyWay()
+    app.addHook('onRoute', (route) => {
+      const methods = Array.isArray(route.method) ? route.method : [route.method]
+      for (const method of methods) {
+        if (!routes.hasRoute(method as HTTPMethod, route.url)) routes.on(method as HTTPMethod, route.url, () => {})
+      }
+    })
+
+    app.setErrorHandler((error, request, reply) => {
+      const apiError = toApiError(error)
+      if (apiError.status >= 500) request.log.error({ err: error }, 'request failed')
+      return sendProblem(reply, apiError)
+    })
+
+    app.setNotFoundHandler((request, reply) => {
+      const path = request.url.split('?')[0] ?? '/'
+      const allowed = (['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const).filter(
+        (method) => routes.find(method, path) !== null,
+      )
+      if (allowed.length > 0) {
+        return sendProblem(
+          reply,
+          new ApiError(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}.`, {
+            headers: { allow: allowed.join(', ') },
+          }),
+        )
+      }
+      return sendProblem(reply, new ApiError(404, 'NOT_FOUND', `No route matches ${request.method} ${path}.`))
+    })
+  },
+  { name: 'problem-json' },
+)

@@ -1,0 +1,44 @@
+import t from 'tap'
+import { ConfigError, loadConfig } from '../src/config.ts'
+
+t.test('defaults follow decisions §1 and §9', async (t) => {
+  const config = loadConfig({})
+  t.equal(config.host, '127.0.0.1')
+  t.equal(config.port, 3000)
+  t.equal(config.databaseUrl, undefined)
+  t.equal(config.dataDir, './data')
+  t.equal(config.seed, true)
+  t.equal(config.jwtSecretIsDefault, true)
+  t.same(config.rateLimit, { max: 600, windowMs: 60_000 })
+  t.same(
+    [config.graphql.maxDepth, config.graphql.maxCost, config.graphql.costBucket, config.graphql.costRestoreRate],
+    [10, 5000, 20_000, 1000],
+  )
+})
+
+t.test('a bad value stops the start with a message naming the variable', async (t) => {
+  const cases: Array<[Record<string, string>, RegExp]> = [
+    [{ PORT: 'eighty' }, /^Invalid configuration: PORT /],
+    [{ PORT: '70000' }, /^Invalid configuration: PORT /],
+    [{ DATABASE_URL: 'mysql://x' }, /^Invalid configuration: DATABASE_URL /],
+    [{ REDIS_URL: 'not a url' }, /^Invalid configuration: REDIS_URL /],
+    [{ RATE_LIMIT_WINDOW: 'soon' }, /^Invalid configuration: RATE_LIMIT_WINDOW /],
+    [{ SEED: 'maybe' }, /^Invalid configuration: SEED /],
+    [{ JWT_SECRET: 'short' }, /^Invalid configuration: JWT_SECRET /],
+    [{ GRAPHQL_MAX_DEPTH: '0' }, /^Invalid configuration: GRAPHQL_MAX_DEPTH /],
+  ]
+  for (const [env, message] of cases) {
+    t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env))
+  }
+})
+
+t.test('production refuses to start without JWT_SECRET', async (t) => {
+  t.throws(() => loadConfig({ NODE_ENV: 'production' }), ConfigError)
+  t.doesNotThrow(() => loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) }))
+})
+
+t.test('durations accept units', async (t) => {
+  t.equal(loadConfig({ RATE_LIMIT_WINDOW: '1m' }).rateLimit.windowMs, 60_000)
+  t.equal(loadConfig({ RATE_LIMIT_WINDOW: '90s' }).rateLimit.windowMs, 90_000)
+  t.equal(loadConfig({ RATE_LIMIT_WINDOW: '5000' }).rateLimit.windowMs, 5000)
+})

@@ -1,0 +1,88 @@
+import t from 'tap'
+import { sql } from 'kysely'
+import pg from 'pg'
+import { randomBytes } from 'node:crypto'
+import { createDatabase, migrateToLatest } from '../../src/db/database.ts'
+import { seedDemoData } from '../../src/db/seed.ts'
+import { createTestDatabase } from '../helper.ts'
+import { postgresUrl, withDatabase } from '../setup/templates.ts'
+
+t.test('the template database is migrated and holds the demo data set', async (t) => {
+  const { db } = await createTestDatabase(t)
+  const tables = await sql<{ table_name: string }>`
+    select table_name from information_schema.tables where table_schema = 'public' order by table_name`.execute(db)
+  const names = tables.rows.map((row) => row.table_name)
+  for (const table of ['articles', 'comments', 'companies', 'idempotency_keys', 'order_items', 'orders', 'outbox', 'products', 'users']) {
+    t.ok(names.includes(table), `${table} exists`)
+  }
+  const users = await db.selectFrom('users').select(['id', 'name']).orderBy('id').execute()
+  t.same(users.map((user) => user.name), ['Ada Lovelace', 'Grace Hopper', 'Alan Turing', 'Katherine Johnson'])
+  const orders = await db.selectFrom('orders').selectAll().orderBy('id').execute()
+  t.ok(orders.length >= 5)
+  t.equal(typeof orders[0]!.total, 'number', 'bigint totals come back as numbers')
+  t.ok(orders[0]!.created_at instanceof Date)
+})
+
+t.test('seeding is a no-op on a database that already has data', async (t) => {
+  const { db } = await createTestDatabase(t)
+  const before = await db.selectFrom('orders').select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow()
+  t.equal(await seedDemoData(db), false)
+  const after = await db.selectFrom('orders').select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow()
+  t.equal(after.n, before.n)
+})
+
+t.test('order totals in the demo data equal the sum of qty × unit_price', async (t) => {
+  const { db } = await createTestDatabase(t)
+  const rows = await db
+    .selectFrom('orders')
+    .innerJoin('order_items', 'order_items.order_id', 'orders.id')
+    .select(['orders.id', 'orders.total', sql<number>`sum(order_items.qty * order_items.unit_price)`.as('computed')])
+    .groupBy(['orders.id', 'orders.total'])
+    .execute()
+  for (const row of rows) t.equal(Number(row.computed), row.total, `order ${row.id}`)
+})
+
+t.test('timestamps keep millisecond precision, no more', async (t) => {
+  const { db } = await createTestDatabase(t)
+  const { id } = await db
+    .insertInto('companies')
+    .values({ name: 'Precise' })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  t.ok(id > 0)
+  const row = await sql<{ at: Date }>`select '2026-03-04T05:06:07.123456Z'::timestamptz(3) as at`.execute(db)
+  t.equal(row.rows[0]!.at.toISOString(), '2026-03-04T05:06:07.123Z')
+})
+
+t.test('several instances migrating an empty database at once migrate it exactly once', async (t) => {
+  const url = postgresUrl()
+  if (!url) {
+    // One PGlite is one process: concurrent migrators on it are serialized by its single connection.
+    const handle = await createDatabase({ url: 'memory://' })
+    t.teardown(() => handle.close())
+    await Promise.all([migrateToLatest(handle.db), migrateToLatest(handle.db), migrateToLatest(handle.db)])
+    const applied = await sql<{ name: string }>`select name from kysely_migration`.execute(handle.db)
+    t.equal(applied.rows.length, 1)
+    return
+  }
+  const name = `migrate_race_${randomBytes(4).toString('hex')}`
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE "${name}"`)
+  await admin.end()
+  const handles = await Promise.all([1, 2, 3].map(() => createDatabase({ url: withDatabase(url, name), poolSize: 2 })))
+  t.teardown(async () => {
+    await Promise.all(handles.map((handle) => handle.close()))
+    const cleanup = new pg.Client({ connectionString: url })
+    await cleanup.connect()
+    await cleanup.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
+    await cleanup.end()
+  })
+  await Promise.all(handles.map((handle) => migrateToLatest(handle.db)))
+  const seeded = await Promise.all(handles.map((handle) => seedDemoData(handle.db)))
+  t.same(seeded.filter(Boolean).length, 1, 'exactly one instance loads the demo data')
+  const applied = await sql<{ name: string }>`select name from kysely_migration`.execute(handles[0]!.db)
+  t.equal(applied.rows.length, 1)
+  const users = await handles[0]!.db.selectFrom('users').select('id').execute()
+  t.equal(users.length, 4)
+})

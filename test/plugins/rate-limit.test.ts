@@ -1,0 +1,67 @@
+import t from 'tap'
+import { Redis } from 'ioredis'
+import { randomBytes } from 'node:crypto'
+import { bearer, build, createTestDatabase } from '../helper.ts'
+
+t.test('the 601st request in a window is 429 with Retry-After and a quota-exceeded problem', async (t) => {
+  const app = await build(t)
+  const headers = bearer(2, 'orders:read')
+  let last
+  for (let i = 1; i <= 600; i++) {
+    last = await app.inject({ method: 'GET', url: '/api/v1/openapi.json', headers })
+    if (last.statusCode !== 200) break
+  }
+  t.equal(last!.statusCode, 200, 'the first 600 pass')
+  t.equal(last!.headers['ratelimit-limit'], '600')
+  t.equal(last!.headers['ratelimit-remaining'], '0')
+  t.equal(last!.headers['ratelimit-policy'], '"default";q=600;w=60')
+  t.match(last!.headers.ratelimit, /^"default";r=0;t=\d+$/)
+
+  const limited = await app.inject({ method: 'GET', url: '/api/v1/openapi.json', headers })
+  t.equal(limited.statusCode, 429)
+  t.match(limited.headers['content-type'], /^application\/problem\+json/)
+  t.match(limited.headers['retry-after'], /^\d+$/)
+  t.match(limited.json(), { status: 429, code: 'RATE_LIMITED', type: '/problems/quota-exceeded' })
+
+  const other = await app.inject({ method: 'GET', url: '/api/v1/openapi.json', headers: bearer(3, 'orders:read') })
+  t.equal(other.statusCode, 200, 'budgets are per caller')
+  t.equal(other.headers['ratelimit-remaining'], '599')
+})
+
+t.test('without a valid token the budget is per IP', async (t) => {
+  const app = await build(t, { env: { RATE_LIMIT_MAX: '3' } })
+  const statuses = []
+  for (let i = 0; i < 4; i++) statuses.push((await app.inject({ method: 'GET', url: '/api/v1/orders' })).statusCode)
+  t.same(statuses, [401, 401, 401, 429])
+})
+
+const redisUrl = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379'
+
+t.test('two instances sharing Redis share one budget', async (t) => {
+  const probe = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+  probe.on('error', () => {})
+  try {
+    await probe.connect()
+    await probe.ping()
+  } catch {
+    if (process.env.CI) throw new Error(`Redis is not reachable at ${redisUrl}; CI must start it`)
+    t.skip(`no Redis reachable at ${redisUrl}: start one to run this test`, async () => {})
+    return
+  } finally {
+    probe.disconnect()
+  }
+  // A subject of its own, so parallel runs against the same Redis never share a counter.
+  const subject = 100_000 + randomBytes(2).readUInt16BE(0)
+  const env = { REDIS_URL: redisUrl, RATE_LIMIT_MAX: '10' }
+  const database = await createTestDatabase(t)
+  const a = await build(t, { env, database })
+  const b = await build(t, { env, database })
+  const headers = bearer(`${subject}${process.pid % 1000}`, 'orders:read')
+  const statuses: number[] = []
+  for (let i = 0; i < 12; i++) {
+    const app = i % 2 === 0 ? a : b
+    statuses.push((await app.inject({ method: 'GET', url: '/api/v1/openapi.json', headers })).statusCode)
+  }
+  t.same(statuses.slice(0, 10), Array(10).fill(200), 'ten requests across both instances pass')
+  t.same(statuses.slice(10), [429, 429], 'the eleventh and twelfth are refused by either instance')
+})

@@ -1,0 +1,70 @@
+/**
+ * Test databases are cloned from a template that is migrated and seeded once per run: a PGlite
+ * data-directory dump (loading one takes a fraction of a fresh PGlite's start) and, when
+ * DATABASE_URL points at PostgreSQL, a template database that `CREATE DATABASE … TEMPLATE` copies.
+ */
+import { existsSync } from 'node:fs'
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import pg from 'pg'
+import { createDatabase, migrateToLatest } from '../../src/db/database.ts'
+import { seedDemoData } from '../../src/db/seed.ts'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..')
+export const pgliteTemplatePath = join(root, '.tap/db-template/pglite.tar.gz')
+
+export function postgresUrl(): string | undefined {
+  const url = process.env.DATABASE_URL
+  return url && /^postgres(ql)?:/.test(url) ? url : undefined
+}
+
+export function templateDatabaseName(url: string): string {
+  return `${new URL(url).pathname.slice(1) || 'postgres'}_template`
+}
+
+export function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url)
+  parsed.pathname = `/${database}`
+  return parsed.toString()
+}
+
+export async function buildPgliteTemplate(): Promise<void> {
+  const handle = await createDatabase({ url: 'memory://' })
+  try {
+    await migrateToLatest(handle.db)
+    await seedDemoData(handle.db)
+    const dump = await handle.pglite!.dumpDataDir('gzip')
+    await mkdir(dirname(pgliteTemplatePath), { recursive: true })
+    // Written aside and renamed, so a concurrent reader never sees half a file.
+    const partial = `${pgliteTemplatePath}.${process.pid}`
+    await writeFile(partial, Buffer.from(await dump.arrayBuffer()))
+    await rename(partial, pgliteTemplatePath)
+  } finally {
+    await handle.close()
+  }
+}
+
+export async function loadPgliteTemplate(): Promise<Blob> {
+  if (!existsSync(pgliteTemplatePath)) await buildPgliteTemplate()
+  return new Blob([await readFile(pgliteTemplatePath)])
+}
+
+export async function buildPostgresTemplate(url: string): Promise<void> {
+  const template = templateDatabaseName(url)
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS "${template}" WITH (FORCE)`)
+    await admin.query(`CREATE DATABASE "${template}"`)
+  } finally {
+    await admin.end()
+  }
+  const handle = await createDatabase({ url: withDatabase(url, template), poolSize: 1 })
+  try {
+    await migrateToLatest(handle.db)
+    await seedDemoData(handle.db)
+  } finally {
+    await handle.close()
+  }
+}
