@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely'
 import type { AppConfig } from './config.ts'
 import type { Database } from './db/schema.ts'
 import { createCursorCodec } from './pagination/cursor.ts'
+import { createArticlesService } from './modules/articles/articles.service.ts'
 import { createOrdersService } from './modules/orders/orders.service.ts'
 import { createProductsService } from './modules/products/products.service.ts'
 import { createUsersService } from './modules/users/users.service.ts'
@@ -17,6 +18,7 @@ export function createServices(dependencies: { db: Kysely<Database>; config: App
     orders: createOrdersService({ db: dependencies.db, cursors }),
     users: createUsersService({ db: dependencies.db, cursors }),
     products: createProductsService({ db: dependencies.db, cursors }),
+    articles: createArticlesService({ db: dependencies.db, cursors }),
   }
 }
 

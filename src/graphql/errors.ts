@@ -83,7 +83,9 @@ function classify(error: GraphQLError, executed: boolean): FormattedError {
 
 function flatten(errors: readonly GraphQLError[]): GraphQLError[] {
   return errors.flatMap((error) => {
-    const nested = (error.originalError as { errors?: unknown } | undefined)?.errors
+    // Mercurius wraps a request's validation errors in one error; our ApiErrors carry field errors
+    // under the same name, which are not GraphQL errors.
+    const nested = error.originalError instanceof ApiError ? undefined : (error.originalError as { errors?: unknown } | undefined)?.errors
     if (Array.isArray(nested)) {
       return nested.map((inner) => (inner instanceof GraphQLError ? inner : new GraphQLError((inner as Error).message, { originalError: inner as Error })))
     }

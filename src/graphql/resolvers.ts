@@ -2,6 +2,7 @@
  * Resolvers and loaders of every module, merged for Mercurius. Each module's resolvers call the
  * same service functions its REST routes call.
  */
+import { articleLoaders, articleResolvers } from '../modules/articles/articles.resolvers.ts'
 import { orderLoaders, orderResolvers } from '../modules/orders/orders.resolvers.ts'
 import { productResolvers } from '../modules/products/products.resolvers.ts'
 import { userLoaders, userResolvers } from '../modules/users/users.resolvers.ts'
@@ -23,7 +24,7 @@ function merge(...maps: FieldMap[]): FieldMap {
 
 export function graphqlResolvers(): { resolvers: FieldMap; loaders: FieldMap } {
   return {
-    resolvers: merge(orderResolvers, userResolvers, productResolvers),
-    loaders: merge(orderLoaders, userLoaders),
+    resolvers: merge(orderResolvers, userResolvers, productResolvers, articleResolvers),
+    loaders: merge(orderLoaders, userLoaders, articleLoaders),
   }
 }

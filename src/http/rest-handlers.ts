@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import type { AppConfig } from '../config.ts'
 import type { Contracts } from '../contracts.ts'
 import type { OperationHandlers } from './register-operations.ts'
+import { articleHandlers } from '../modules/articles/articles.routes.ts'
 import { metaHandlers } from '../modules/meta/meta.routes.ts'
 import { orderHandlers } from '../modules/orders/orders.routes.ts'
 import { productHandlers } from '../modules/products/products.routes.ts'
@@ -20,5 +21,6 @@ export function restHandlers({ app, config, contracts }: RestHandlerDependencies
     ...orderHandlers(app, app.services.orders, config),
     ...userHandlers(app, app.services.users, config),
     ...productHandlers(app, app.services.products, config),
+    ...articleHandlers(app, app.services.articles, config),
   }
 }

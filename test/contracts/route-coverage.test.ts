@@ -17,10 +17,7 @@ const prefix = new URL(document.servers[0]!.url).pathname.replace(/\/$/, '')
 const METHODS = ['get', 'put', 'post', 'patch', 'delete']
 
 /** Operations of the contract not implemented yet. The REST issue empties this list. */
-const NOT_BUILT_YET = new Set<string>([
-  'listArticles', 'createArticle', 'getArticle', 'replaceArticle', 'updateArticle', 'deleteArticle',
-  'listArticleComments', 'createArticleComment',
-])
+const NOT_BUILT_YET = new Set<string>([])
 
 const contractOperations = Object.entries(document.paths).flatMap(([path, item]) =>
   METHODS.filter((method) => item[method]).map((method) => ({

@@ -1,0 +1,91 @@
+/** All SQL for articles and comments. */
+import { sql } from 'kysely'
+import type { ArticleRow, CommentRow } from '../../db/schema.ts'
+import type { Executor } from '../../db/transaction.ts'
+
+export type ArticleSortField = 'created_at' | 'title' | 'id'
+
+export async function findArticle(db: Executor, id: number, options: { lock?: boolean } = {}): Promise<ArticleRow | undefined> {
+  let query = db.selectFrom('articles').selectAll().where('id', '=', id)
+  if (options.lock) query = query.forUpdate()
+  return query.executeTakeFirst()
+}
+
+export async function findArticlesByIds(db: Executor, ids: readonly number[]): Promise<ArticleRow[]> {
+  if (ids.length === 0) return []
+  return db.selectFrom('articles').selectAll().where('id', '=', sql<number>`any(${sql.val([...ids])}::int[])`).execute()
+}
+
+/** One keyset page (limit + 1 rows). */
+export async function findArticlePage(
+  db: Executor,
+  query: { sort: { field: ArticleSortField; descending: boolean }; after: [string | number, number] | undefined; limit: number },
+): Promise<ArticleRow[]> {
+  const direction = query.sort.descending ? 'desc' : 'asc'
+  const comparator = sql.raw(query.sort.descending ? '<' : '>')
+  let q = db.selectFrom('articles').selectAll()
+  if (query.after) {
+    const [value, id] = query.after
+    q =
+      query.sort.field === 'id'
+        ? q.where(sql<boolean>`id ${comparator} ${id}`)
+        : q.where(sql<boolean>`(${sql.ref(query.sort.field)}, id) ${comparator} (${value}, ${id})`)
+  }
+  if (query.sort.field !== 'id') q = q.orderBy(query.sort.field, direction)
+  return q.orderBy('id', direction).limit(query.limit + 1).execute()
+}
+
+export async function countArticles(db: Executor): Promise<number> {
+  const row = await db.selectFrom('articles').select(sql<number>`count(*)`.as('count')).executeTakeFirstOrThrow()
+  return Number(row.count)
+}
+
+export async function insertArticle(db: Executor, article: { authorId: number; title: string; body: string }): Promise<ArticleRow> {
+  return db
+    .insertInto('articles')
+    .values({ author_id: article.authorId, title: article.title, body: article.body })
+    .returningAll()
+    .executeTakeFirstOrThrow()
+}
+
+export async function updateArticle(db: Executor, id: number, changes: { title?: string; body?: string }): Promise<ArticleRow> {
+  return db
+    .updateTable('articles')
+    .set({ ...changes, updated_at: sql<Date>`greatest(now(), updated_at + interval '1 millisecond')` as never })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow()
+}
+
+export async function deleteArticle(db: Executor, id: number): Promise<void> {
+  await db.deleteFrom('articles').where('id', '=', id).execute()
+}
+
+/** A page of one article's comments, oldest first (limit + 1 rows). */
+export async function findCommentPage(
+  db: Executor,
+  query: { articleId: number; after: [string, number] | undefined; limit: number },
+): Promise<CommentRow[]> {
+  let q = db.selectFrom('comments').selectAll().where('article_id', '=', query.articleId)
+  if (query.after) q = q.where(sql<boolean>`(created_at, id) > (${query.after[0]}, ${query.after[1]})`)
+  return q.orderBy('created_at').orderBy('id').limit(query.limit + 1).execute()
+}
+
+/** The first `first` comments of each article after an optional position, in one statement. */
+export async function findFirstCommentsOfArticles(db: Executor, articleIds: readonly number[], first: number): Promise<CommentRow[]> {
+  if (articleIds.length === 0) return []
+  const result = await sql<CommentRow>`
+    select c.* from unnest(${sql.val([...articleIds])}::int[]) as a(id)
+    cross join lateral (
+      select * from comments where comments.article_id = a.id order by created_at, id limit ${first}
+    ) c`.execute(db)
+  return result.rows
+}
+
+export async function insertComment(db: Executor, comment: { articleId: number; authorId: number; body: string }): Promise<CommentRow> {
+  return db
+    .insertInto('comments')
+    .values({ article_id: comment.articleId, author_id: comment.authorId, body: comment.body })
+    .returningAll()
+    .executeTakeFirstOrThrow()
+}

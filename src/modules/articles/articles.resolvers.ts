@@ -1,0 +1,87 @@
+/** GraphQL for articles and comments, over the articles service; related records through loaders. */
+import type { MercuriusContext } from 'mercurius'
+import { callerOf, idempotentMutation, orNull, parseCount, parseId } from '../../graphql/arguments.ts'
+import type { Article, Comment } from '../../generated/openapi/schemas.ts'
+
+type WithCursor<T> = T & { cursor?: string }
+
+export const articleResolvers = {
+  Query: {
+    article: (_: unknown, args: { id: string }, ctx: MercuriusContext) =>
+      orNull(ctx.app.services.articles.get(callerOf(ctx), parseId(args.id, 'id'))),
+    articles: async (_: unknown, args: { first?: number | null; after?: string | null }, ctx: MercuriusContext): Promise<Array<WithCursor<Article>>> => {
+      const page = await ctx.app.services.articles.list(callerOf(ctx), { cursor: args.after ?? undefined, limit: parseCount(args.first, 'first') })
+      return page.data.map((article, index) => ({ ...article, cursor: page.cursors![index]! }))
+    },
+  },
+  Mutation: {
+    createArticle: (_: unknown, args: { input: { title: string; body: string }; idempotencyKey?: string | null }, ctx: MercuriusContext) =>
+      idempotentMutation(ctx, 'createArticle', args, (executor) => ctx.app.services.articles.create(callerOf(ctx), args.input, executor)),
+    updateArticle: (_: unknown, args: { id: string; input: { title?: string | null; body?: string | null } }, ctx: MercuriusContext) =>
+      ctx.app.services.articles.update(callerOf(ctx), parseId(args.id, 'id'), {
+        title: args.input.title ?? undefined,
+        body: args.input.body ?? undefined,
+      }),
+    deleteArticle: async (_: unknown, args: { id: string }, ctx: MercuriusContext) => {
+      const id = parseId(args.id, 'id')
+      await ctx.app.services.articles.remove(callerOf(ctx), id)
+      return String(id)
+    },
+    addComment: (_: unknown, args: { articleId: string; input: { body: string }; idempotencyKey?: string | null }, ctx: MercuriusContext) =>
+      idempotentMutation(ctx, 'addComment', args, (executor) =>
+        ctx.app.services.articles.addComment(callerOf(ctx), parseId(args.articleId, 'articleId'), args.input, executor)),
+  },
+  Article: {
+    createdAt: (article: Article) => article.created_at,
+    updatedAt: (article: Article) => article.updated_at,
+    cursor: (article: WithCursor<Article>, _: unknown, ctx: MercuriusContext) => article.cursor ?? ctx.app.services.articles.cursorOf(article),
+  },
+  Comment: {
+    createdAt: (comment: Comment) => comment.created_at,
+    cursor: (comment: Comment, _: unknown, ctx: MercuriusContext) => ctx.app.services.articles.commentCursor(comment),
+  },
+}
+
+async function authors(ids: number[], ctx: MercuriusContext) {
+  const users = await ctx.app.services.users.usersByIds([...new Set(ids)])
+  // The public profile only: a User is private to that user and admins.
+  return new Map([...users].map(([id, user]) => [id, { id: user.id, name: user.name }]))
+}
+
+export const articleLoaders = {
+  Article: {
+    author: async (queries: Array<{ obj: Article }>, ctx: MercuriusContext) => {
+      const found = await authors(queries.map((q) => q.obj.author_id), ctx)
+      return queries.map(({ obj }) => found.get(obj.author_id) ?? null)
+    },
+    /** The first N comments of each article in one statement; a page `after` a cursor is looked up per article. */
+    comments: async (queries: Array<{ obj: Article; params: { first?: number | null; after?: string | null } }>, ctx: MercuriusContext) => {
+      const service = ctx.app.services.articles
+      const fresh = queries.filter((q) => !q.params.after)
+      const byFirst = new Map<number, number[]>()
+      for (const { obj, params } of fresh) {
+        const first = parseCount(params.first, 'first')
+        byFirst.set(first, [...(byFirst.get(first) ?? []), obj.id])
+      }
+      const results = new Map<number, Map<number, Comment[]>>()
+      for (const [first, ids] of byFirst) results.set(first, await service.firstCommentsOfArticles([...new Set(ids)], first))
+      return Promise.all(
+        queries.map(async ({ obj, params }) => {
+          const first = parseCount(params.first, 'first')
+          if (!params.after) return results.get(first)!.get(obj.id) ?? []
+          return (await service.listComments(callerOf(ctx), obj.id, { cursor: params.after, limit: first })).data
+        }),
+      )
+    },
+  },
+  Comment: {
+    author: async (queries: Array<{ obj: Comment }>, ctx: MercuriusContext) => {
+      const found = await authors(queries.map((q) => q.obj.author_id), ctx)
+      return queries.map(({ obj }) => found.get(obj.author_id) ?? null)
+    },
+    article: async (queries: Array<{ obj: Comment }>, ctx: MercuriusContext) => {
+      const articles = await ctx.app.services.articles.articlesByIds([...new Set(queries.map((q) => q.obj.article_id))])
+      return queries.map(({ obj }) => articles.get(obj.article_id) ?? null)
+    },
+  },
+}

@@ -1,0 +1,76 @@
+/** REST handlers for articles and comments, by operationId. */
+import type { FastifyInstance } from 'fastify'
+import type { AppConfig } from '../../config.ts'
+import type { OperationHandlers } from '../../http/register-operations.ts'
+import { baseUrl, caller, idempotentPost, ifMatch, nextPageUrl, parseFields, pick, sendRecord, sendSparse } from '../../http/rest.ts'
+import type { ArticlesService } from './articles.service.ts'
+
+type IdParams = { id: number }
+type ArticleBody = { title?: string; body?: string }
+
+export function articleHandlers(app: FastifyInstance, articles: ArticlesService, config: AppConfig): OperationHandlers {
+  const location = (request: Parameters<typeof baseUrl>[0], path: string) => `${baseUrl(request, config.publicUrl)}/api/v1/${path}`
+
+  const update: NonNullable<OperationHandlers['updateArticle']> = async (request, reply) => {
+    const { id } = request.params as IdParams
+    const body = request.body as ArticleBody
+    const article = await articles.update(caller(request), id, { title: body.title, body: body.body }, ifMatch(request))
+    return sendRecord(reply, article)
+  }
+
+  return {
+    listArticles: async (request, reply) => {
+      const query = request.query as { sort?: string; cursor?: string; limit: number; fields?: string }
+      const fields = parseFields(query.fields)
+      const page = await articles.list(caller(request), { sort: query.sort, cursor: query.cursor, limit: query.limit })
+      const body = {
+        data: page.data.map((article) => pick(article, fields)),
+        page: { next: nextPageUrl(request, config.publicUrl, page.nextCursor), total: page.total },
+      }
+      return fields ? sendSparse(reply, body) : reply.send(body)
+    },
+
+    createArticle: async (request, reply) => {
+      const body = request.body as Required<ArticleBody>
+      return idempotentPost(request, reply, app.db, async (executor) => {
+        const article = await articles.create(caller(request), body, executor)
+        return { status: 201, body: article, location: location(request, `articles/${article.id}`) }
+      })
+    },
+
+    getArticle: async (request, reply) => {
+      const { id } = request.params as IdParams
+      const article = await articles.get(caller(request), id)
+      return sendRecord(reply, article, parseFields((request.query as { fields?: string }).fields))
+    },
+
+    // PUT and PATCH differ only in what the contract requires of the body.
+    replaceArticle: update,
+    updateArticle: update,
+
+    deleteArticle: async (request, reply) => {
+      const { id } = request.params as IdParams
+      await articles.remove(caller(request), id, ifMatch(request))
+      return reply.code(204).send()
+    },
+
+    listArticleComments: async (request, reply) => {
+      const { id } = request.params as IdParams
+      const query = request.query as { cursor?: string; limit: number; fields?: string }
+      const fields = parseFields(query.fields)
+      const page = await articles.listComments(caller(request), id, { cursor: query.cursor, limit: query.limit })
+      const body = { data: page.data.map((comment) => pick(comment, fields)), next_cursor: page.nextCursor }
+      return fields ? sendSparse(reply, body) : reply.send(body)
+    },
+
+    createArticleComment: async (request, reply) => {
+      const { id } = request.params as IdParams
+      const body = request.body as { body: string }
+      return idempotentPost(request, reply, app.db, async (executor) => ({
+        status: 201,
+        body: await articles.addComment(caller(request), id, body, executor),
+        location: location(request, `articles/${id}/comments`),
+      }))
+    },
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * The rules of articles and comments (decisions §2-§3, §11): any valid token reads them; writing
+ * needs articles:write; an article is changed or deleted by its author or an admin. Creations
+ * record their outbox event in the same transaction.
+ */
+import type { Kysely } from 'kysely'
+import type { Caller } from '../../auth/caller.ts'
+import { requireOwnerOrAdmin, requireScope } from '../../auth/policy.ts'
+import { recordEvent } from '../../db/repositories/outbox.ts'
+import type { ArticleRow, CommentRow, Database } from '../../db/schema.ts'
+import { inTransaction, type Executor } from '../../db/transaction.ts'
+import { notFound, unprocessable } from '../../errors.ts'
+import type { Article, Comment } from '../../generated/openapi/schemas.ts'
+import { parseSort, resumePosition, type CursorCodec } from '../../pagination/cursor.ts'
+import type { Page } from '../orders/orders.service.ts'
+import { userExists } from '../users/users.repository.ts'
+import * as repository from './articles.repository.ts'
+
+export const ARTICLE_SORT_FIELDS = ['created_at', 'title', 'id'] as const
+export const DEFAULT_ARTICLE_SORT = '-created_at'
+
+export function toArticle(row: ArticleRow): Article {
+  return {
+    id: row.id,
+    title: row.title,
+    body: row.body,
+    author_id: row.author_id,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  }
+}
+
+export function toComment(row: CommentRow): Comment {
+  return { id: row.id, article_id: row.article_id, author_id: row.author_id, body: row.body, created_at: row.created_at.toISOString() }
+}
+
+function sortKey(row: ArticleRow, field: repository.ArticleSortField): string | number {
+  return field === 'created_at' ? row.created_at.toISOString() : row[field]
+}
+
+export function createArticlesService({ db, cursors }: { db: Kysely<Database>; cursors: CursorCodec }) {
+  async function loadWritable(executor: Executor, caller: Caller, id: number): Promise<ArticleRow> {
+    requireScope(caller, 'articles:write')
+    const row = await repository.findArticle(executor, id, { lock: true })
+    if (!row) throw notFound(`Article ${id}`)
+    requireOwnerOrAdmin(caller, row.author_id, 'article')
+    return row
+  }
+
+  async function requireAuthorExists(executor: Executor, caller: Caller): Promise<void> {
+    if (!(await userExists(executor, caller.userId))) {
+      throw unprocessable('UNKNOWN_USER', `The token's subject, user ${caller.userId}, does not exist.`)
+    }
+  }
+
+  const commentCursor = (comment: Comment) =>
+    cursors.encode({ list: `articles/${comment.article_id}/comments`, sort: 'created_at', filter: {}, key: [comment.created_at, comment.id] })
+
+  return {
+    async list(_caller: Caller, query: { sort?: string | undefined; cursor?: string | undefined; limit: number }): Promise<Page<Article>> {
+      const position = resumePosition(cursors, 'articles', query.cursor, { sort: query.sort, filter: {} }, { sort: DEFAULT_ARTICLE_SORT })
+      const sort = parseSort(position.sort, ARTICLE_SORT_FIELDS)
+      const [rows, total] = await Promise.all([
+        repository.findArticlePage(db, { sort, after: position.after, limit: query.limit }),
+        repository.countArticles(db),
+      ])
+      const page = rows.slice(0, query.limit)
+      const recordCursors = page.map((row) => cursors.encode({ list: 'articles', sort: position.sort, filter: {}, key: [sortKey(row, sort.field), row.id] }))
+      return { data: page.map(toArticle), total, nextCursor: rows.length > query.limit ? (recordCursors.at(-1) ?? null) : null, cursors: recordCursors }
+    },
+
+    async get(_caller: Caller, id: number): Promise<Article> {
+      const row = await repository.findArticle(db, id)
+      if (!row) throw notFound(`Article ${id}`)
+      return toArticle(row)
+    },
+
+    /** An article's position in the default list (newest first). */
+    cursorOf(article: Article): string {
+      return cursors.encode({ list: 'articles', sort: DEFAULT_ARTICLE_SORT, filter: {}, key: [article.created_at, article.id] })
+    },
+
+    async create(caller: Caller, input: { title: string; body: string }, executor: Executor = db): Promise<Article> {
+      requireScope(caller, 'articles:write')
+      return inTransaction(executor, async (trx) => {
+        await requireAuthorExists(trx, caller)
+        const row = await repository.insertArticle(trx, { authorId: caller.userId, title: input.title, body: input.body })
+        await recordEvent(trx, 'article.created', { articleId: row.id, authorId: row.author_id })
+        return toArticle(row)
+      })
+    },
+
+    /** PUT (both fields) and PATCH (either): by the author or an admin. */
+    async update(caller: Caller, id: number, changes: { title?: string | undefined; body?: string | undefined }, precondition?: (current: Article) => void): Promise<Article> {
+      return inTransaction(db, async (trx) => {
+        const row = await loadWritable(trx, caller, id)
+        precondition?.(toArticle(row))
+        const set = {
+          ...(changes.title !== undefined ? { title: changes.title } : {}),
+          ...(changes.body !== undefined ? { body: changes.body } : {}),
+        }
+        if (Object.keys(set).length === 0) return toArticle(row)
+        return toArticle(await repository.updateArticle(trx, id, set))
+      })
+    },
+
+    async remove(caller: Caller, id: number, precondition?: (current: Article) => void): Promise<void> {
+      await inTransaction(db, async (trx) => {
+        const row = await loadWritable(trx, caller, id)
+        precondition?.(toArticle(row))
+        await repository.deleteArticle(trx, id)
+      })
+    },
+
+    async listComments(_caller: Caller, articleId: number, query: { cursor?: string | undefined; limit: number }): Promise<Page<Comment>> {
+      if (!(await repository.findArticle(db, articleId))) throw notFound(`Article ${articleId}`)
+      const list = `articles/${articleId}/comments`
+      const after = query.cursor === undefined ? undefined : (cursors.decode(query.cursor, list).key as [string, number])
+      const rows = await repository.findCommentPage(db, { articleId, after, limit: query.limit })
+      const data = rows.slice(0, query.limit).map(toComment)
+      const recordCursors = data.map(commentCursor)
+      return { data, total: data.length, nextCursor: rows.length > query.limit ? (recordCursors.at(-1) ?? null) : null, cursors: recordCursors }
+    },
+
+    commentCursor,
+
+    async addComment(caller: Caller, articleId: number, input: { body: string }, executor: Executor = db): Promise<Comment> {
+      requireScope(caller, 'articles:write')
+      return inTransaction(executor, async (trx) => {
+        if (!(await repository.findArticle(trx, articleId))) throw notFound(`Article ${articleId}`)
+        await requireAuthorExists(trx, caller)
+        const row = await repository.insertComment(trx, { articleId, authorId: caller.userId, body: input.body })
+        await recordEvent(trx, 'comment.added', { commentId: row.id, articleId, authorId: row.author_id })
+        return toComment(row)
+      })
+    },
+
+    /** Batch lookups for GraphQL loaders. */
+    async articlesByIds(ids: readonly number[]): Promise<Map<number, Article>> {
+      const rows = await repository.findArticlesByIds(db, ids)
+      return new Map(rows.map((row) => [row.id, toArticle(row)]))
+    },
+
+    async firstCommentsOfArticles(ids: readonly number[], first: number): Promise<Map<number, Comment[]>> {
+      const rows = await repository.findFirstCommentsOfArticles(db, ids, first)
+      const byArticle = new Map<number, Comment[]>(ids.map((id) => [id, []]))
+      for (const row of rows) byArticle.get(row.article_id)!.push(toComment(row))
+      for (const list of byArticle.values()) list.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id - b.id)
+      return byArticle
+    },
+  }
+}
+
+export type ArticlesService = ReturnType<typeof createArticlesService>

@@ -1,0 +1,64 @@
+/**
+ * No N+1: the number of SQL statements a query issues does not depend on how many parents it
+ * returns. Statements are counted through Kysely's log hook, not by reading the code.
+ */
+import t from 'tap'
+import { sql } from 'kysely'
+import { bearer, build } from '../helper.ts'
+
+const admin = bearer(1, 'admin')
+
+async function setup(t: Parameters<typeof build>[0]) {
+  let statements = 0
+  const app = await build(t, { onQuery: () => void statements++ })
+  // 60 users, each with two orders, so that every page size below is full.
+  await sql`
+    insert into users (name, company_id)
+    select 'Load user ' || n, case when n % 3 = 0 then null else 1 + n % 2 end from generate_series(1, 60) as n`.execute(app.db)
+  await sql`
+    insert into orders (user_id, status, total, created_at, updated_at)
+    select u.id, 'pending', 8900, now() - (u.id || ' minutes')::interval - (k || ' seconds')::interval, now()
+    from users u cross join generate_series(1, 2) as k where u.name like 'Load user %'`.execute(app.db)
+  await sql`
+    insert into order_items (order_id, position, sku, qty, unit_price)
+    select o.id, 0, 'KB-101', 1, 8900 from orders o where not exists (select 1 from order_items i where i.order_id = o.id)`.execute(app.db)
+  const run = async (query: string) => {
+    statements = 0
+    const response = await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query } })
+    const body = response.json()
+    if (body.errors) throw new Error(JSON.stringify(body.errors))
+    return { body, statements }
+  }
+  return run
+}
+
+t.test('orders(first: N) { user { company } items } issues the same statements for 1, 10 and 50 orders', async (t) => {
+  const run = await setup(t)
+  const counts: number[] = []
+  for (const first of [1, 10, 50]) {
+    const { body, statements } = await run(`{ orders(first: ${first}) { id user { name company { name } } items { sku qty } } }`)
+    t.equal(body.data.orders.length, first)
+    t.ok(body.data.orders.every((order: { user: { name: string } }) => order.user.name), 'every order has its user')
+    counts.push(statements)
+  }
+  t.equal(new Set(counts).size, 1, `statements per page size: ${counts.join(', ')}`)
+  t.ok(counts[0]! <= 6, `a small, fixed number of statements (${counts[0]})`)
+})
+
+t.test('users { orders(last: 10) { items } } issues the same statements for 1, 10 and 50 users', async (t) => {
+  const run = await setup(t)
+  const counts: number[] = []
+  for (const first of [1, 10, 50]) {
+    const { body, statements } = await run(`{ users(first: ${first}) { id orders(last: 10) { id items { sku } } } }`)
+    t.equal(body.data.users.length, first)
+    counts.push(statements)
+  }
+  t.equal(new Set(counts).size, 1, `statements per page size: ${counts.join(', ')}`)
+})
+
+t.test('User.orders(last: N) returns the N most recent orders, oldest of them first', async (t) => {
+  const app = await build(t)
+  const response = await app.inject({ method: 'POST', url: '/graphql', headers: bearer(2, 'orders:read'), payload: { query: '{ user(id: 2) { orders(last: 2) { id createdAt } } }' } })
+  const orders = response.json().data.user.orders
+  t.same(orders.map((order: { id: string }) => order.id), ['2', '3'], 'the two most recent of orders 1, 2, 3, oldest first')
+})
