@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url'
 import type { GeneratedFile } from './generated-file.ts'
 import { generateOpenApiFiles } from './openapi.ts'
 import { generateGraphqlFiles } from './graphql.ts'
+import { generateOpenApiClientFiles } from './openapi-client.ts'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const generatedDir = join(root, 'src/generated')
@@ -28,6 +29,7 @@ async function main(): Promise<void> {
   const files: GeneratedFile[] = [
     ...(await generateOpenApiFiles(root)),
     ...(await generateGraphqlFiles(root)),
+    ...(await generateOpenApiClientFiles(root)),
   ]
   const wanted = new Map(files.map((file) => [join(root, file.path), file.contents]))
   // Files under src/generated/ that no generator produces any more are stale too.

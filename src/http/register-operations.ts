@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { operations, type OperationId } from '../generated/openapi/operations.ts'
-import { ApiError } from '../errors.ts'
+import { ApiError, validationFailed } from '../errors.ts'
 import { requireCaller } from '../plugins/auth.ts'
 
 export type OperationHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>
@@ -53,8 +53,11 @@ export function registerOperations(app: FastifyInstance, handlers: OperationHand
         }
       },
       preValidation: async (request) => {
-        // An optional body that was left out validates as an empty object.
-        if (!operation.requestBodyRequired && request.body === undefined && accepted.length > 0) request.body = {}
+        if (request.body !== undefined || accepted.length === 0) return
+        // An optional body that was left out validates as an empty object; a required one is an
+        // error here, because Fastify skips validation when no media type selects a schema.
+        if (!operation.requestBodyRequired) request.body = {}
+        else throw validationFailed([{ in: 'body', name: '/', message: `a ${accepted.join(' or ')} body is required` }])
       },
     }
     app.route(route)

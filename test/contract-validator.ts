@@ -1,0 +1,95 @@
+/**
+ * Checks a response against openapi.yaml itself — not against the generated TypeBox code, so the
+ * server is never checked only against its own output. A response must be documented for its
+ * operation (its status, or `default`), carry a documented media type, match that schema, and
+ * carry the headers the contract marks required.
+ */
+import { readFileSync } from 'node:fs'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import addFormatsModule from 'ajv-formats'
+import { parse } from 'yaml'
+
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => void
+
+type Json = Record<string, unknown>
+interface ContractResponse {
+  content?: Record<string, { schema: Json }>
+  headers?: Record<string, unknown>
+}
+
+const document = parse(readFileSync(new URL('../openapi.yaml', import.meta.url), 'utf8')) as Json & {
+  servers: Array<{ url: string }>
+  paths: Record<string, Record<string, { operationId: string; responses: Record<string, ContractResponse | { $ref: string }> }>>
+  components: { responses: Record<string, ContractResponse> }
+}
+const prefix = new URL(document.servers[0]!.url).pathname
+
+function rewriteRefs(value: unknown, relax: boolean): unknown {
+  if (Array.isArray(value)) return value.map((item) => rewriteRefs(item, relax))
+  if (value && typeof value === 'object') {
+    const out: Json = {}
+    for (const [key, inner] of Object.entries(value)) {
+      if (key === '$ref' && typeof inner === 'string') out[key] = `${relax ? 'sparse' : 'contract'}.json${inner}`
+      else if (relax && key === 'required') continue
+      else out[key] = rewriteRefs(inner, relax)
+    }
+    return out
+  }
+  return value
+}
+
+const ajv = new Ajv2020({ strict: false, allErrors: true })
+addFormats(ajv)
+ajv.addSchema({ ...(rewriteRefs({ components: document.components }, false) as Json), $id: 'contract.json' })
+// Sparse fieldsets (`fields=`) return records without the fields not asked for: the contract's
+// documented exception, checked against the same schemas with `required` relaxed.
+ajv.addSchema({ ...(rewriteRefs({ components: document.components }, true) as Json), $id: 'sparse.json' })
+
+const operations = Object.entries(document.paths).flatMap(([path, item]) =>
+  Object.entries(item).map(([method, operation]) => ({
+    method: method.toUpperCase(),
+    pattern: new RegExp(`^${prefix}${path.replace(/\{\w+\}/g, '[^/]+')}$`),
+    operation,
+  })),
+)
+
+export interface ObservedResponse {
+  method: string
+  url: string
+  statusCode: number
+  headers: Record<string, unknown>
+  body: string
+}
+
+/** The problems with a response, empty when it matches the contract. */
+export function contractViolations(response: ObservedResponse): string[] {
+  const url = new URL(response.url, 'http://localhost')
+  const found = operations.find((candidate) => candidate.method === response.method && candidate.pattern.test(url.pathname))
+  if (!found) return [`${response.method} ${url.pathname} is not an operation of openapi.yaml`]
+  const { operation } = found
+  const documented = operation.responses[String(response.statusCode)] ?? operation.responses.default
+  if (!documented) return [`${operation.operationId}: status ${response.statusCode} is not documented`]
+  const resolved = ('$ref' in documented ? document.components.responses[String(documented.$ref).split('/').pop()!] : documented) as ContractResponse
+  const problems: string[] = []
+  const contentType = String(response.headers['content-type'] ?? '').split(';')[0]!.trim()
+  if (!resolved.content) {
+    if (response.body !== '') problems.push(`${operation.operationId} ${response.statusCode}: documented without a body, got one`)
+    return problems
+  }
+  const media = resolved.content[contentType]
+  if (!media) return [`${operation.operationId} ${response.statusCode}: media type "${contentType}" is not documented`]
+  if (contentType.endsWith('json')) {
+    const sparse = url.searchParams.has('fields')
+    const validate = ajv.compile(rewriteRefs(media.schema, sparse) as Json)
+    let body: unknown
+    try {
+      body = JSON.parse(response.body)
+    } catch {
+      return [`${operation.operationId} ${response.statusCode}: body is not JSON`]
+    }
+    if (!validate(body)) {
+      problems.push(`${operation.operationId} ${response.statusCode}: ${ajv.errorsText(validate.errors)} in ${response.body.slice(0, 300)}`)
+    }
+  }
+  return problems
+}
