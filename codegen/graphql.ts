@@ -1,86 +1,177 @@
 /**
- * schema.graphql → src/generated/graphql/types.ts: TypeScript types for every enum, input,
+ * schema.graphql → src/generated/graphql/types.ts: TypeScript types for every scalar, enum, input,
  * object type and field argument, and the list of root fields (a test asserts each has a resolver).
+ *
+ * Self-contained on purpose (graphql-js only, no graphql-codegen): the output depends on nothing
+ * but the schema, and declarations are sorted by name, so reordering the SDL changes nothing.
  */
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import {
+  assertValidSchema,
+  astFromValue,
   buildSchema,
-  GraphQLEnumType,
-  GraphQLInputObjectType,
-  GraphQLList,
-  GraphQLNonNull,
-  GraphQLObjectType,
-  GraphQLScalarType,
+  isEnumType,
+  isInputObjectType,
+  isInterfaceType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  isScalarType,
+  isUnionType,
+  print,
   type GraphQLArgument,
-  type GraphQLInputType,
-  type GraphQLOutputType,
+  type GraphQLField,
+  type GraphQLInputField,
+  type GraphQLNamedType,
+  type GraphQLObjectType,
+  type GraphQLSchema,
+  type GraphQLType,
 } from 'graphql'
 import { banner, type GeneratedFile } from './generated-file.ts'
 
-const SCALARS: Record<string, string> = { ID: 'string', String: 'string', Int: 'number', Float: 'number', Boolean: 'boolean' }
+/** The built-in scalars, always declared, in this order, whether or not the schema uses them. */
+const BUILT_IN_SCALARS: ReadonlyArray<readonly [string, string]> = [
+  ['ID', 'string'],
+  ['String', 'string'],
+  ['Int', 'number'],
+  ['Float', 'number'],
+  ['Boolean', 'boolean'],
+]
 
-function typeName(type: GraphQLInputType | GraphQLOutputType, prefix: string): string {
-  if (type instanceof GraphQLNonNull) return typeName(type.ofType, prefix).replace(/ \| null$/, '')
-  let inner: string
-  if (type instanceof GraphQLList) inner = `Array<${typeName(type.ofType, prefix)}>`
-  else if (type instanceof GraphQLScalarType) inner = `Scalars['${type.name}']`
-  else if (type instanceof GraphQLEnumType || type instanceof GraphQLInputObjectType) inner = type.name
-  else inner = `${prefix}${type.name}`
-  return `${inner} | null`
+/** Custom scalars whose wire form we know; any other custom scalar is `unknown`. */
+const CUSTOM_SCALARS: Readonly<Record<string, string>> = {
+  DateTime: 'string',
 }
 
-const optional = (type: GraphQLInputType) => !(type instanceof GraphQLNonNull)
+/** Code-point order: the same on every machine and locale, unlike localeCompare. */
+function byName(a: { name: string }, b: { name: string }): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0
+}
 
-function argsInterface(name: string, args: readonly GraphQLArgument[]): string {
-  const lines = args.map((arg) => {
-    // An argument with a default always reaches the resolver.
-    const maybe = optional(arg.type) && arg.defaultValue === undefined
-    const type = arg.defaultValue === undefined ? typeName(arg.type, 'Gql') : typeName(arg.type, 'Gql').replace(/ \| null$/, '')
-    return `  ${arg.name}${maybe ? '?' : ''}: ${type}${maybe ? ' | undefined' : ''}`
-  })
-  return `export interface ${name} {\n${lines.join('\n')}\n}`
+const upperFirst = (name: string) => name.charAt(0).toUpperCase() + name.slice(1)
+const lowerFirst = (name: string) => name.charAt(0).toLowerCase() + name.slice(1)
+
+/** The TypeScript type of a GraphQL type reference: nullable → `T | null`, lists → `Array<…>`. */
+function tsType(type: GraphQLType): string {
+  if (isNonNullType(type)) return tsNonNull(type.ofType)
+  return `${tsNonNull(type)} | null`
+}
+
+function tsNonNull(type: GraphQLType): string {
+  if (isNonNullType(type)) return tsNonNull(type.ofType)
+  if (isListType(type)) return `Array<${tsType(type.ofType)}>`
+  if (isScalarType(type)) return `Scalars['${type.name}']`
+  if (isEnumType(type) || isInputObjectType(type)) return type.name
+  return `Gql${type.name}`
+}
+
+/** A JSDoc comment, or nothing when there is nothing to say. */
+function doc(lines: ReadonlyArray<string | null | undefined>, indent = ''): string {
+  const given = lines.filter((line): line is string => typeof line === 'string' && line.trim() !== '')
+  if (given.length === 0) return ''
+  const text = given
+    .join('\n')
+    .replace(/\*\//g, '*\\/')
+    .split('\n')
+    .map((line) => line.trimEnd())
+  if (text.length === 1) return `${indent}/** ${text[0]} */\n`
+  return `${indent}/**\n${text.map((line) => `${indent} *${line ? ` ${line}` : ''}`).join('\n')}\n${indent} */\n`
+}
+
+function deprecation(reason: string | null | undefined): string | undefined {
+  return reason === null || reason === undefined ? undefined : `@deprecated ${reason}`
+}
+
+/** Arguments and input fields: optional when a caller may omit them and nothing fills them in. */
+function inputMember(member: GraphQLArgument | GraphQLInputField, indent: string): string {
+  const hasDefault = member.defaultValue !== undefined
+  const defaultAst = hasDefault ? astFromValue(member.defaultValue, member.type) : null
+  const comment = doc(
+    [member.description, defaultAst ? `@defaultValue ${print(defaultAst)}` : undefined, deprecation(member.deprecationReason)],
+    indent,
+  )
+  // A default always reaches the resolver, so such a member is never missing (though an explicit
+  // null for a nullable one still arrives as null).
+  const optional = !isNonNullType(member.type) && !hasDefault
+  return `${comment}${indent}${member.name}${optional ? '?' : ''}: ${tsType(member.type)}${optional ? ' | undefined' : ''}`
+}
+
+function interfaceDeclaration(name: string, description: string | null | undefined, members: string[]): string {
+  const body = members.length === 0 ? '{}' : `{\n${members.join('\n')}\n}`
+  return `${doc([description])}export interface ${name} ${body}`
+}
+
+function argsName(type: GraphQLNamedType, field: GraphQLField<unknown, unknown>): string {
+  return `${type.name}${upperFirst(field.name)}Args`
+}
+
+function rootTypes(schema: GraphQLSchema): GraphQLObjectType[] {
+  return [schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()].filter(
+    (root): root is GraphQLObjectType => root !== null && root !== undefined,
+  )
 }
 
 export function generateGraphqlTypes(sdl: string): string {
   const schema = buildSchema(sdl)
+  assertValidSchema(schema)
   const types = Object.values(schema.getTypeMap())
     .filter((type) => !type.name.startsWith('__'))
-    .sort((a, b) => a.name.localeCompare(b.name))
-  const out: string[] = [banner('codegen/graphql.ts', 'schema.graphql')]
-  const scalars = types.filter((type): type is GraphQLScalarType => type instanceof GraphQLScalarType)
-  out.push(
-    `export interface Scalars {\n${scalars.map((scalar) => `  ${scalar.name}: ${SCALARS[scalar.name] ?? 'string'}`).join('\n')}\n}`,
-  )
+    .sort(byName)
+
+  const declarations: Array<{ name: string; code: string }> = []
+  const declare = (name: string, code: string) => declarations.push({ name, code })
+
+  const customScalars = types.filter(isScalarType).filter((scalar) => !BUILT_IN_SCALARS.some(([name]) => name === scalar.name))
+  const scalarMembers = [
+    ...BUILT_IN_SCALARS.map(([name, ts]) => `  ${name}: ${ts}`),
+    ...customScalars.map((scalar) => `${doc([scalar.description], '  ')}  ${scalar.name}: ${CUSTOM_SCALARS[scalar.name] ?? 'unknown'}`),
+  ]
+  declare('Scalars', interfaceDeclaration('Scalars', 'The TypeScript type of each scalar as it travels in JSON.', scalarMembers))
+
+  for (const type of types.filter(isEnumType)) {
+    const values = type.getValues().map((value) => `'${value.name}'`)
+    const constName = `${lowerFirst(type.name)}Values`
+    declare(type.name, `${doc([type.description])}export type ${type.name} = ${values.join(' | ')}`)
+    declare(constName, `/** Every value of ${type.name}, in schema order. */\nexport const ${constName} = [${values.join(', ')}] as const`)
+  }
+
+  for (const type of types.filter(isInputObjectType)) {
+    const members = Object.values(type.getFields()).map((field) => inputMember(field, '  '))
+    declare(type.name, interfaceDeclaration(type.name, type.description, members))
+  }
+
   for (const type of types) {
-    if (type instanceof GraphQLEnumType) {
-      const values = type.getValues().map((value) => value.name)
-      const constName = `${type.name.charAt(0).toLowerCase()}${type.name.slice(1)}Values`
-      out.push(`export type ${type.name} = ${values.map((value) => `'${value}'`).join(' | ')}`)
-      out.push(`export const ${constName} = [${values.map((value) => `'${value}'`).join(', ')}] as const`)
-    } else if (type instanceof GraphQLInputObjectType) {
-      const fields = Object.values(type.getFields()).map((field) => {
-        const maybe = optional(field.type)
-        return `  ${field.name}${maybe ? '?' : ''}: ${typeName(field.type, 'Gql')}${maybe ? ' | undefined' : ''}`
-      })
-      out.push(`export interface ${type.name} {\n${fields.join('\n')}\n}`)
-    } else if (type instanceof GraphQLObjectType) {
-      const fields = Object.values(type.getFields())
-      out.push(`export interface Gql${type.name} {\n${fields.map((field) => `  ${field.name}: ${typeName(field.type, 'Gql')}`).join('\n')}\n}`)
-      for (const field of fields) {
-        if (field.args.length > 0) out.push(argsInterface(`${type.name}${field.name.charAt(0).toUpperCase()}${field.name.slice(1)}Args`, field.args))
-      }
+    if (isUnionType(type)) {
+      const members = type.getTypes().map((member) => `Gql${member.name}`)
+      declare(`Gql${type.name}`, `${doc([type.description])}export type Gql${type.name} = ${members.join(' | ')}`)
+      continue
+    }
+    if (!isObjectType(type) && !isInterfaceType(type)) continue
+    const fields = Object.values(type.getFields())
+    const members = fields.map(
+      (field) => `${doc([field.description, deprecation(field.deprecationReason)], '  ')}  ${field.name}: ${tsType(field.type)}`,
+    )
+    declare(`Gql${type.name}`, interfaceDeclaration(`Gql${type.name}`, type.description, members))
+    for (const field of fields) {
+      if (field.args.length === 0) continue
+      const name = argsName(type, field)
+      declare(name, interfaceDeclaration(name, `Arguments of ${type.name}.${field.name}.`, field.args.map((arg) => inputMember(arg, '  '))))
     }
   }
-  const roots = [schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()].filter(
-    (root): root is GraphQLObjectType => root !== null && root !== undefined,
+
+  const roots = rootTypes(schema).map(
+    (root) => `  ${root.name}: [${Object.keys(root.getFields()).map((name) => `'${name}'`).join(', ')}],`,
   )
-  out.push(
-    `/** The root fields of the schema, by operation type. */\nexport const rootFields = {\n${roots
-      .map((root) => `  ${root.name}: [${Object.keys(root.getFields()).map((name) => `'${name}'`).join(', ')}],`)
-      .join('\n')}\n} as const`,
-  )
-  return out.join('\n\n') + '\n'
+  declare('rootFields', `/** The root fields of the schema, by root type, in schema order. */\nexport const rootFields = {\n${roots.join('\n')}\n} as const`)
+
+  const seen = new Set<string>()
+  for (const { name } of declarations) {
+    if (seen.has(name)) throw new Error(`codegen/graphql.ts: two declarations are named ${name}; rename a type or field in schema.graphql`)
+    seen.add(name)
+  }
+
+  return `${banner('codegen/graphql.ts', 'schema.graphql')}\n${declarations.map((declaration) => declaration.code).join('\n\n')}\n`
 }
 
 export async function generateGraphqlFiles(root: string): Promise<GeneratedFile[]> {

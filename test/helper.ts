@@ -4,19 +4,22 @@
  * default and on PostgreSQL when DATABASE_URL is set.
  */
 import { randomBytes } from 'node:crypto'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, InjectOptions } from 'fastify'
+import type { Response as LightMyRequestResponse } from 'light-my-request'
 import type { LogEvent } from 'kysely'
 import pg from 'pg'
 import { buildApp } from '../src/app.ts'
 import { createTokenSigner } from '../src/auth/tokens.ts'
 import { loadConfig, type AppConfig } from '../src/config.ts'
 import { createDatabase, type DatabaseHandle } from '../src/db/database.ts'
+import { contractViolations } from './contract-validator.ts'
 import { loadPgliteTemplate, postgresUrl, templateDatabaseName, withDatabase } from './setup/templates.ts'
 
 export const TEST_JWT_SECRET = 'test-secret-0123456789abcdef0123456789abcdef'
 
 interface Teardown {
   teardown(fn: () => unknown): void
+  fail?(message: string): void
 }
 
 export interface TestDatabaseOptions {
@@ -54,13 +57,39 @@ export function testConfig(env: Record<string, string> = {}): AppConfig {
 export interface BuildOptions extends TestDatabaseOptions {
   env?: Record<string, string>
   database?: DatabaseHandle
+  /** Skip checking responses against openapi.yaml (for tests that send what the contract does not describe). */
+  uncheckedResponses?: boolean
 }
 
+/**
+ * The app of one test. Every response under /api/v1 that the test receives through inject is
+ * checked against openapi.yaml, errors included; a violation fails the test that received it.
+ */
 export async function build(t: Teardown, options: BuildOptions = {}): Promise<FastifyInstance> {
   const database = options.database ?? (await createTestDatabase(t, options))
   const app = await buildApp({ config: testConfig(options.env), database })
   t.teardown(() => app.close())
+  if (!options.uncheckedResponses && t.fail) checkResponsesAgainstContract(app, t.fail.bind(t))
   return app
+}
+
+function checkResponsesAgainstContract(app: FastifyInstance, fail: (message: string) => void): void {
+  const inject = app.inject.bind(app) as (options: InjectOptions) => Promise<LightMyRequestResponse>
+  const checked = async (options: InjectOptions): Promise<LightMyRequestResponse> => {
+    const response = await inject(options)
+    const url = typeof options.url === 'string' ? options.url : ''
+    const method = (options.method ?? 'GET').toUpperCase()
+    if (url.startsWith('/api/v1/') && method !== 'HEAD') {
+      const violations = contractViolations({ method, url, statusCode: response.statusCode, headers: response.headers, body: response.body })
+      // A method a path does not have (405) and a path that does not exist (404) answer outside
+      // any operation, so no operation documents them.
+      const outsideOperations =
+        response.statusCode === 405 || (response.statusCode === 404 && violations.some((v) => v.includes('is not an operation')))
+      if (violations.length > 0 && !outsideOperations) fail(`contract violation: ${violations.join('; ')}`)
+    }
+    return response
+  }
+  ;(app as unknown as { inject: typeof checked }).inject = checked
 }
 
 const sign = createTokenSigner(TEST_JWT_SECRET)

@@ -114,8 +114,9 @@ export function formatGraphqlErrors(
   if (first === 'UNAUTHENTICATED' && !executed) statusCode = 401
   else if (first === 'RATE_LIMITED') statusCode = 429
   else if (modern && !executed) statusCode = first === 'GRAPHQL_PARSE_FAILED' ? 400 : 422
+  const extensions = context.cost ? { extensions: { cost: context.cost } } : {}
   return {
     statusCode,
-    response: (executed ? { data: execution.data, errors } : modern ? { errors } : { data: null, errors }) as unknown as ExecutionResult,
+    response: (executed ? { data: execution.data, errors, ...extensions } : modern ? { errors, ...extensions } : { data: null, errors, ...extensions }) as unknown as ExecutionResult,
   }
 }

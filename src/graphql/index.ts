@@ -10,13 +10,26 @@ import type { Caller } from '../auth/caller.ts'
 import type { AppConfig } from '../config.ts'
 import { unauthenticated } from '../errors.ts'
 import { formatGraphqlErrors, GRAPHQL_RESPONSE_MEDIA_TYPE, wantsGraphqlResponse } from './errors.ts'
+import { createMemoryCostBucket, createRedisCostBucket } from './cost-bucket.ts'
+import { operationCost } from './cost.ts'
 import { depthLimitRule } from './limits.ts'
 import { graphqlResolvers } from './resolvers.ts'
 
 declare module 'mercurius' {
   interface MercuriusContext {
     caller: Caller
+    /** What this operation cost and what the caller has left: `extensions.cost` of the response. */
+    cost?: CostReport
   }
+}
+
+export interface CostReport {
+  requestedQueryCost: number
+  throttleStatus: { maximumAvailable: number; currentlyAvailable: number; restoreRate: number }
+}
+
+function limitError(code: 'COST_LIMIT_EXCEEDED' | 'RATE_LIMITED', message: string, extensions: Record<string, unknown>): Error {
+  return Object.assign(new Error(message), { code, extensions })
 }
 
 function rejectUnauthenticated(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
@@ -39,6 +52,36 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
       validationRules: [depthLimitRule(options.config.graphql.maxDepth)],
       jit: 1,
       errorFormatter: formatGraphqlErrors as never,
+    })
+
+    const { maxCost, costBucket, costRestoreRate } = options.config.graphql
+    const bucket = app.redis
+      ? createRedisCostBucket(app.redis, costBucket, costRestoreRate)
+      : createMemoryCostBucket(costBucket, costRestoreRate)
+
+    // Cost analysis and the caller's points bucket, before anything executes.
+    app.graphql.addHook('preExecution', async (schema, document, context, variables) => {
+      const operationName = (context.reply?.request.body as { operationName?: string } | undefined)?.operationName
+      const cost = operationCost(schema, document, operationName, (variables ?? {}) as Record<string, unknown>)
+      const report = (available: number): CostReport => ({
+        requestedQueryCost: cost,
+        throttleStatus: { maximumAvailable: costBucket, currentlyAvailable: available, restoreRate: costRestoreRate },
+      })
+      if (cost > maxCost) {
+        context.cost = report((await bucket.take(context.caller.subject, 0)).available)
+        throw limitError('COST_LIMIT_EXCEEDED', `The operation costs ${cost} points; the limit is ${maxCost}.`, { cost, maxCost })
+      }
+      const taken = await bucket.take(context.caller.subject, cost)
+      context.cost = report(taken.available)
+      if (!taken.allowed) {
+        context.reply?.header('retry-after', String(taken.retryAfterSeconds))
+        throw limitError('RATE_LIMITED', `Not enough points left: the operation costs ${cost}, ${taken.available} are available.`, {
+          retryAfter: taken.retryAfterSeconds,
+        })
+      }
+    })
+    app.graphql.addHook('onResolution', async (execution, context) => {
+      if (context.cost) (execution as { extensions?: Record<string, unknown> }).extensions = { ...execution.extensions, cost: context.cost }
     })
 
     app.addHook('onRequest', async (request, reply) => {

@@ -21,6 +21,9 @@ function createAjv(coerceTypes: boolean): Ajv {
     strict: false,
   })
   addFormats(ajv)
+  // The contract's integer formats, checked rather than ignored.
+  ajv.addFormat('int32', { type: 'number', validate: (value: number) => Number.isInteger(value) && value >= -2_147_483_648 && value <= 2_147_483_647 })
+  ajv.addFormat('int64', { type: 'number', validate: (value: number) => Number.isSafeInteger(value) })
   return ajv
 }
 
@@ -70,11 +73,21 @@ export function fieldErrorsFromValidation(errors: ErrorObject[] | unknown, conte
   const list = (Array.isArray(errors) ? errors : []) as ErrorObject[]
   // A nullable or union value fails every branch; the branch errors say more than "anyOf".
   const specific = list.filter((error) => error.keyword !== 'anyOf' && error.keyword !== 'oneOf')
+  // An enum is generated as a union of literals: one "const" error per allowed value, which say
+  // more together ("must be one of: …") than each alone.
+  const allowed = new Map<string, unknown[]>()
+  for (const error of specific) {
+    if (error.keyword !== 'const') continue
+    const values = allowed.get(error.instancePath) ?? []
+    values.push((error.params as { allowedValue?: unknown }).allowedValue)
+    allowed.set(error.instancePath, values)
+  }
   const seen = new Set<string>()
   const result: FieldError[] = []
   for (const error of specific.length > 0 ? specific : list) {
     const name = fieldName(error, location)
-    const message = fieldMessage(error)
+    const choices = error.keyword === 'const' ? allowed.get(error.instancePath) : undefined
+    const message = choices ? `must be one of: ${choices.join(', ')}` : fieldMessage(error)
     const key = `${name}\u0000${message}`
     if (seen.has(key)) continue
     seen.add(key)

@@ -2,29 +2,29 @@
 
 import { Type, type Static } from '@sinclair/typebox'
 
-export const OrderStatusSchema = Type.Union([Type.Literal("pending"), Type.Literal("paid"), Type.Literal("cancelled"), Type.Literal("refunded")])
+export const OrderStatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('paid'), Type.Literal('cancelled'), Type.Literal('refunded')])
 export type OrderStatus = Static<typeof OrderStatusSchema>
 
 export const OrderItemSchema = Type.Object({
-  sku: Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" }),
+  sku: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' }),
   qty: Type.Integer({ minimum: 1, maximum: 1000 }),
   unit_price: Type.Integer({ minimum: 0 }),
 }, { additionalProperties: false })
 export type OrderItem = Static<typeof OrderItemSchema>
 
 export const OrderSchema = Type.Object({
-  id: Type.Integer({ format: "int32", minimum: 1, maximum: 2147483647 }),
+  id: Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647 }),
   status: OrderStatusSchema,
-  total: Type.Integer({ format: "int64", minimum: 0, maximum: 2147483647 }),
+  total: Type.Integer({ format: 'int64', minimum: 0, maximum: 2147483647 }),
   items: Type.Array(OrderItemSchema),
-  user_id: Type.Integer({ format: "int32", minimum: 1, maximum: 2147483647 }),
-  created_at: Type.String({ format: "date-time" }),
-  updated_at: Type.String({ format: "date-time" }),
+  user_id: Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647 }),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
 }, { additionalProperties: false })
 export type Order = Static<typeof OrderSchema>
 
 export const OrderItemInputSchema = Type.Object({
-  sku: Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" }),
+  sku: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' }),
   qty: Type.Integer({ minimum: 1, maximum: 1000 }),
   unit_price: Type.Optional(Type.Integer({ minimum: 0, readOnly: true })),
 }, { additionalProperties: false })
@@ -37,10 +37,10 @@ export type OrderCreate = Static<typeof OrderCreateSchema>
 
 export const OrderReplaceSchema = Type.Object({
   items: Type.Array(OrderItemInputSchema, { minItems: 1, maxItems: 100 }),
-  id: Type.Optional(Type.Integer({ format: "int32", minimum: 1, maximum: 2147483647, readOnly: true })),
+  id: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647, readOnly: true })),
   status: Type.Optional(Type.String({ readOnly: true })),
   total: Type.Optional(Type.Integer({ readOnly: true })),
-  user_id: Type.Optional(Type.Integer({ format: "int32", minimum: 1, maximum: 2147483647, readOnly: true })),
+  user_id: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647, readOnly: true })),
   created_at: Type.Optional(Type.String({ readOnly: true })),
   updated_at: Type.Optional(Type.String({ readOnly: true })),
 }, { additionalProperties: false })
@@ -48,10 +48,10 @@ export type OrderReplace = Static<typeof OrderReplaceSchema>
 
 export const OrderPatchSchema = Type.Object({
   items: Type.Optional(Type.Array(OrderItemInputSchema, { minItems: 1, maxItems: 100 })),
-  id: Type.Optional(Type.Integer({ format: "int32", minimum: 1, maximum: 2147483647, readOnly: true })),
+  id: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647, readOnly: true })),
   status: Type.Optional(Type.String({ readOnly: true })),
   total: Type.Optional(Type.Integer({ readOnly: true })),
-  user_id: Type.Optional(Type.Integer({ format: "int32", minimum: 1, maximum: 2147483647, readOnly: true })),
+  user_id: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647, readOnly: true })),
   created_at: Type.Optional(Type.String({ readOnly: true })),
   updated_at: Type.Optional(Type.String({ readOnly: true })),
 }, { additionalProperties: false })
@@ -63,40 +63,40 @@ export const ActionRequestSchema = Type.Object({
 export type ActionRequest = Static<typeof ActionRequestSchema>
 
 export const ProductSchema = Type.Object({
-  sku: Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" }),
+  sku: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' }),
   name: Type.String(),
   price: Type.Integer({ minimum: 0 }),
 }, { additionalProperties: false })
 export type Product = Static<typeof ProductSchema>
 
 export const ProductCreateSchema = Type.Object({
-  sku: Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" }),
+  sku: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' }),
   name: Type.String({ minLength: 1, maxLength: 200 }),
   price: Type.Integer({ minimum: 0, maximum: 10000000 }),
 }, { additionalProperties: false })
 export type ProductCreate = Static<typeof ProductCreateSchema>
 
 export const UserSchema = Type.Object({
-  id: Type.Integer({ format: "int32", minimum: 1, maximum: 2147483647 }),
+  id: Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647 }),
   name: Type.String(),
-  company_id: Type.Union([Type.Integer({ format: "int32", minimum: 1 }), Type.Null()]),
-  created_at: Type.String({ format: "date-time" }),
+  company_id: Type.Union([Type.Integer({ format: 'int32', minimum: 1 }), Type.Null()]),
+  created_at: Type.String({ format: 'date-time' }),
 }, { additionalProperties: false })
 export type User = Static<typeof UserSchema>
 
 export const UserCreateSchema = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
-  company_id: Type.Optional(Type.Union([Type.Integer({ format: "int32", minimum: 1, maximum: 2147483647 }), Type.Null()])),
+  company_id: Type.Optional(Type.Union([Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647 }), Type.Null()])),
 }, { additionalProperties: false })
 export type UserCreate = Static<typeof UserCreateSchema>
 
 export const ArticleSchema = Type.Object({
-  id: Type.Integer({ format: "int32", minimum: 1, maximum: 2147483647 }),
+  id: Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647 }),
   title: Type.String(),
   body: Type.String(),
-  author_id: Type.Integer({ format: "int32", minimum: 1, maximum: 2147483647 }),
-  created_at: Type.String({ format: "date-time" }),
-  updated_at: Type.String({ format: "date-time" }),
+  author_id: Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647 }),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
 }, { additionalProperties: false })
 export type Article = Static<typeof ArticleSchema>
 
@@ -109,8 +109,8 @@ export type ArticleCreate = Static<typeof ArticleCreateSchema>
 export const ArticleReplaceSchema = Type.Object({
   title: Type.String({ minLength: 1, maxLength: 200 }),
   body: Type.String({ minLength: 1, maxLength: 100000 }),
-  id: Type.Optional(Type.Integer({ format: "int32", minimum: 1, maximum: 2147483647, readOnly: true })),
-  author_id: Type.Optional(Type.Integer({ format: "int32", minimum: 1, maximum: 2147483647, readOnly: true })),
+  id: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647, readOnly: true })),
+  author_id: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647, readOnly: true })),
   created_at: Type.Optional(Type.String({ readOnly: true })),
   updated_at: Type.Optional(Type.String({ readOnly: true })),
 }, { additionalProperties: false })
@@ -119,19 +119,19 @@ export type ArticleReplace = Static<typeof ArticleReplaceSchema>
 export const ArticlePatchSchema = Type.Object({
   title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   body: Type.Optional(Type.String({ minLength: 1, maxLength: 100000 })),
-  id: Type.Optional(Type.Integer({ format: "int32", minimum: 1, maximum: 2147483647, readOnly: true })),
-  author_id: Type.Optional(Type.Integer({ format: "int32", minimum: 1, maximum: 2147483647, readOnly: true })),
+  id: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647, readOnly: true })),
+  author_id: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647, readOnly: true })),
   created_at: Type.Optional(Type.String({ readOnly: true })),
   updated_at: Type.Optional(Type.String({ readOnly: true })),
 }, { additionalProperties: false })
 export type ArticlePatch = Static<typeof ArticlePatchSchema>
 
 export const CommentSchema = Type.Object({
-  id: Type.Integer({ format: "int32", minimum: 1, maximum: 2147483647 }),
-  article_id: Type.Integer({ format: "int32", minimum: 1, maximum: 2147483647 }),
-  author_id: Type.Integer({ format: "int32", minimum: 1, maximum: 2147483647 }),
+  id: Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647 }),
+  article_id: Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647 }),
+  author_id: Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647 }),
   body: Type.String(),
-  created_at: Type.String({ format: "date-time" }),
+  created_at: Type.String({ format: 'date-time' }),
 }, { additionalProperties: false })
 export type Comment = Static<typeof CommentSchema>
 
@@ -141,7 +141,7 @@ export const CommentCreateSchema = Type.Object({
 export type CommentCreate = Static<typeof CommentCreateSchema>
 
 export const PageInfoSchema = Type.Object({
-  next: Type.Union([Type.String({ format: "uri" }), Type.Null()]),
+  next: Type.Union([Type.String({ format: 'uri' }), Type.Null()]),
   total: Type.Integer({ minimum: 0 }),
 }, { additionalProperties: false })
 export type PageInfo = Static<typeof PageInfoSchema>
@@ -189,18 +189,18 @@ export const UserOrderListSchema = Type.Object({
 export type UserOrderList = Static<typeof UserOrderListSchema>
 
 export const ProblemFieldErrorSchema = Type.Object({
-  in: Type.Union([Type.Literal("body"), Type.Literal("query"), Type.Literal("path"), Type.Literal("header")]),
+  in: Type.Union([Type.Literal('body'), Type.Literal('query'), Type.Literal('path'), Type.Literal('header')]),
   name: Type.String(),
   message: Type.String(),
 }, { additionalProperties: false })
 export type ProblemFieldError = Static<typeof ProblemFieldErrorSchema>
 
 export const ProblemSchema = Type.Object({
-  type: Type.String({ format: "uri-reference" }),
+  type: Type.String({ format: 'uri-reference' }),
   title: Type.String(),
   status: Type.Integer({ minimum: 100, maximum: 599 }),
   detail: Type.Optional(Type.String()),
-  instance: Type.Optional(Type.String({ format: "uri-reference" })),
+  instance: Type.Optional(Type.String({ format: 'uri-reference' })),
   code: Type.String(),
   errors: Type.Optional(Type.Array(ProblemFieldErrorSchema)),
 }, { additionalProperties: false })

@@ -1,0 +1,344 @@
+/**
+ * The GraphQL contract (schema.graphql) and its code generator (codegen/graphql.ts): the schema is
+ * valid, canonical, fully described and has the spec's shapes; the generator is deterministic,
+ * emits the documented declarations, and its output compiles under the project's strict settings.
+ */
+import t from 'tap'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import ts from 'typescript'
+import {
+  buildSchema,
+  isEnumType,
+  isInputObjectType,
+  isInterfaceType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  parse,
+  print,
+  printSchema,
+  validateSchema,
+  type DocumentNode,
+  type GraphQLField,
+  type GraphQLSchema,
+  type GraphQLType,
+} from 'graphql'
+import { generateGraphqlFiles, generateGraphqlTypes } from '../../codegen/graphql.ts'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..')
+const sdl = await readFile(join(root, 'schema.graphql'), 'utf8')
+
+/** `name(arg: Type = default, …): Type`, read from the built schema's type objects. */
+function signature(field: GraphQLField<unknown, unknown>): string {
+  const args = field.args.map((arg) => {
+    const fallback = arg.astNode?.defaultValue ? ` = ${print(arg.astNode.defaultValue)}` : ''
+    return `${arg.name}: ${arg.type.toString()}${fallback}`
+  })
+  return `${field.name}${args.length > 0 ? `(${args.join(', ')})` : ''}: ${field.type.toString()}`
+}
+
+/** A type reference as nested wrappers around the named type: ['!', ['[]', ['!', 'Item']]]. */
+function structure(type: GraphQLType): unknown {
+  if (isNonNullType(type)) return ['!', structure(type.ofType)]
+  if (isListType(type)) return ['[]', structure(type.ofType)]
+  return type.name
+}
+
+function signatures(schema: GraphQLSchema, typeName: string): string[] {
+  const type = schema.getType(typeName)
+  if (!isObjectType(type)) throw new Error(`${typeName} is not an object type`)
+  return Object.values(type.getFields()).map(signature)
+}
+
+function inputFields(schema: GraphQLSchema, typeName: string): string[] {
+  const type = schema.getType(typeName)
+  if (!isInputObjectType(type)) throw new Error(`${typeName} is not an input type`)
+  return Object.values(type.getFields()).map((field) => `${field.name}: ${field.type.toString()}`)
+}
+
+t.test('schema.graphql builds into a valid schema', async (t) => {
+  const schema = buildSchema(sdl)
+  t.same(validateSchema(schema).map((error) => error.message), [])
+  t.equal(schema.getQueryType()?.name, 'Query')
+  t.equal(schema.getMutationType()?.name, 'Mutation')
+  t.equal(schema.getSubscriptionType()?.name, 'Subscription')
+})
+
+t.test('schema.graphql is in the canonical printSchema form, so the served SDL and introspection agree', async (t) => {
+  const printed = printSchema(buildSchema(sdl))
+  t.equal(
+    `${printed}\n`,
+    sdl,
+    `not canonical; reformat with: node --input-type=module -e "import{readFileSync as r,writeFileSync as w}from'node:fs';import{buildSchema as b,printSchema as p}from'graphql';w('schema.graphql',p(b(r('schema.graphql','utf8')))+'\\n')"`,
+  )
+  t.equal(printSchema(buildSchema(printed)), printed, 'printing is a fixed point')
+})
+
+t.test('the schema, every type, field, argument, enum value and input field has a description', async (t) => {
+  const schema = buildSchema(sdl)
+  const missing: string[] = []
+  if (!schema.description?.trim()) missing.push('schema')
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (type.name.startsWith('__') || ['ID', 'String', 'Int', 'Float', 'Boolean'].includes(type.name)) continue
+    if (!type.description?.trim()) missing.push(type.name)
+    if (isObjectType(type) || isInterfaceType(type)) {
+      for (const field of Object.values(type.getFields())) {
+        if (!field.description?.trim()) missing.push(`${type.name}.${field.name}`)
+        for (const arg of field.args) if (!arg.description?.trim()) missing.push(`${type.name}.${field.name}(${arg.name})`)
+      }
+    } else if (isInputObjectType(type)) {
+      for (const field of Object.values(type.getFields())) if (!field.description?.trim()) missing.push(`${type.name}.${field.name}`)
+    } else if (isEnumType(type)) {
+      for (const value of type.getValues()) if (!value.description?.trim()) missing.push(`${type.name}.${value.name}`)
+    }
+  }
+  t.same(missing, [])
+  for (const word of ['Authorization: Bearer', 'extensions.code', 'FORBIDDEN', 'COST_LIMIT_EXCEEDED', '10 levels', '5,000', 'by the default page size 20']) {
+    t.ok(schema.description?.includes(word), `the schema description mentions ${word}`)
+  }
+})
+
+t.test('the spec shapes, checked on the built schema', async (t) => {
+  const schema = buildSchema(sdl)
+  const query = schema.getQueryType()!
+  const user = query.getFields().user!
+  t.equal(user.args.length, 1)
+  t.equal(user.args[0]!.name, 'id')
+  t.ok(isNonNullType(user.args[0]!.type) && user.args[0]!.type.ofType === schema.getType('ID'), 'Query.user(id: ID!)')
+  t.equal(user.type, schema.getType('User'), 'Query.user returns the nullable User')
+
+  const userType = schema.getType('User')
+  const order = schema.getType('Order')
+  if (!isObjectType(userType) || !isObjectType(order)) throw new Error('User and Order are object types')
+  t.ok(isObjectType(schema.getType('Item')), 'Item is an object type')
+  const orders = userType.getFields().orders!
+  t.same(orders.args.map((arg) => [arg.name, structure(arg.type)]), [['last', 'Int']], 'User.orders(last: Int)')
+  t.equal(orders.args[0]!.defaultValue, undefined, 'last has no default: the 20 most recent when omitted')
+  t.same(structure(orders.type), ['!', ['[]', ['!', 'Order']]], 'User.orders: [Order!]!')
+  t.same(structure(order.getFields().id!.type), ['!', 'ID'], 'Order.id: ID!')
+  t.same(structure(order.getFields().total!.type), ['!', 'Int'], 'Order.total: Int!')
+  t.same(structure(order.getFields().items!.type), ['!', ['[]', ['!', 'Item']]], 'Order.items: [Item!]!')
+  // The same, as printed type references.
+  t.equal(signature(query.getFields().user!), 'user(id: ID!): User')
+  t.equal(signature(orders), 'orders(last: Int): [Order!]!')
+  t.equal(signature(order.getFields().items!), 'items: [Item!]!')
+})
+
+t.test('the whole binding design, field by field', async (t) => {
+  const schema = buildSchema(sdl)
+  t.same(signatures(schema, 'Query'), [
+    'user(id: ID!): User',
+    'me: User!',
+    'users(first: Int = 20, after: String): [User!]!',
+    'order(id: ID!): Order',
+    'orders(status: OrderStatus, userId: ID, first: Int = 20, after: String): [Order!]!',
+    'article(id: ID!): Article',
+    'articles(first: Int = 20, after: String): [Article!]!',
+    'product(sku: String!): Product',
+    'products(first: Int = 20, after: String): [Product!]!',
+  ])
+  t.same(signatures(schema, 'Mutation'), [
+    'createOrder(input: CreateOrderInput!, idempotencyKey: String): Order!',
+    'updateOrder(id: ID!, input: UpdateOrderInput!): Order!',
+    'payOrder(id: ID!, reason: String, idempotencyKey: String): Order!',
+    'cancelOrder(id: ID!, reason: String, idempotencyKey: String): Order!',
+    'refundOrder(id: ID!, reason: String, idempotencyKey: String): Order!',
+    'deleteOrder(id: ID!): ID!',
+    'createArticle(input: CreateArticleInput!, idempotencyKey: String): Article!',
+    'updateArticle(id: ID!, input: UpdateArticleInput!): Article!',
+    'deleteArticle(id: ID!): ID!',
+    'addComment(articleId: ID!, input: AddCommentInput!, idempotencyKey: String): Comment!',
+    'createUser(input: CreateUserInput!, idempotencyKey: String): User!',
+    'createProduct(input: CreateProductInput!, idempotencyKey: String): Product!',
+  ])
+  t.same(signatures(schema, 'Subscription'), [
+    'orderStatusChanged(orderId: ID): Order!',
+    'orderCreated: Order!',
+    'commentAdded(articleId: ID!): Comment!',
+  ])
+  t.same(signatures(schema, 'User'), [
+    'id: ID!', 'name: String!', 'createdAt: DateTime!', 'company: Company', 'orders(last: Int): [Order!]!', 'cursor: String!',
+  ])
+  t.same(signatures(schema, 'Company'), ['id: ID!', 'name: String!'])
+  t.same(signatures(schema, 'Order'), [
+    'id: ID!', 'status: OrderStatus!', 'total: Int!', 'items: [Item!]!', 'user: User!', 'createdAt: DateTime!', 'updatedAt: DateTime!', 'cursor: String!',
+  ])
+  t.same(signatures(schema, 'Item'), ['sku: String!', 'qty: Int!', 'unitPrice: Int!', 'product: Product'])
+  t.same(signatures(schema, 'Product'), ['sku: String!', 'name: String!', 'price: Int!', 'cursor: String!'])
+  t.same(signatures(schema, 'Author'), ['id: ID!', 'name: String!'])
+  t.same(signatures(schema, 'Article'), [
+    'id: ID!', 'title: String!', 'body: String!', 'createdAt: DateTime!', 'updatedAt: DateTime!', 'author: Author!',
+    'comments(first: Int = 20, after: String): [Comment!]!', 'cursor: String!',
+  ])
+  t.same(signatures(schema, 'Comment'), [
+    'id: ID!', 'body: String!', 'createdAt: DateTime!', 'author: Author!', 'article: Article!', 'cursor: String!',
+  ])
+  t.same(inputFields(schema, 'OrderItemInput'), ['sku: String!', 'qty: Int!'])
+  t.same(inputFields(schema, 'CreateOrderInput'), ['items: [OrderItemInput!]!'])
+  t.same(inputFields(schema, 'UpdateOrderInput'), ['items: [OrderItemInput!]!'])
+  t.same(inputFields(schema, 'CreateArticleInput'), ['title: String!', 'body: String!'])
+  t.same(inputFields(schema, 'UpdateArticleInput'), ['title: String', 'body: String'])
+  t.same(inputFields(schema, 'AddCommentInput'), ['body: String!'])
+  t.same(inputFields(schema, 'CreateUserInput'), ['name: String!', 'companyId: ID'])
+  t.same(inputFields(schema, 'CreateProductInput'), ['sku: String!', 'name: String!', 'price: Int!'])
+
+  const status = schema.getType('OrderStatus')
+  t.ok(isEnumType(status))
+  if (isEnumType(status)) t.same(status.getValues().map((value) => value.name), ['pending', 'paid', 'cancelled', 'refunded'])
+  t.ok(schema.getType('DateTime'), 'scalar DateTime')
+  const own = Object.keys(schema.getTypeMap()).filter((name) => !name.startsWith('__')).sort()
+  t.same(own, [
+    'AddCommentInput', 'Article', 'Author', 'Boolean', 'Comment', 'Company', 'CreateArticleInput', 'CreateOrderInput',
+    'CreateProductInput', 'CreateUserInput', 'DateTime', 'ID', 'Int', 'Item', 'Mutation', 'Order', 'OrderItemInput',
+    'OrderStatus', 'Product', 'Query', 'String', 'Subscription', 'UpdateArticleInput', 'UpdateOrderInput', 'User',
+  ], 'no type beyond the design')
+})
+
+t.test('generation is deterministic and independent of the order of the SDL', async (t) => {
+  const [first] = await generateGraphqlFiles(root)
+  const [second] = await generateGraphqlFiles(root)
+  t.equal(first?.path, 'src/generated/graphql/types.ts')
+  t.equal(first?.contents, second?.contents)
+  t.ok(first?.contents.startsWith('// Generated by codegen/graphql.ts from schema.graphql.'), 'starts with the banner')
+
+  const document = parse(sdl)
+  const reversed: DocumentNode = { ...document, definitions: [...document.definitions].reverse() }
+  t.equal(generateGraphqlTypes(print(reversed)), first?.contents, 'reordering the SDL changes nothing')
+})
+
+const fixture = `
+"Tones."
+enum Colour { red green }
+"""A search."""
+input Search {
+  "What to find."
+  text: String!
+  "Only these colours."
+  colours: [Colour!]
+  limit: Int = 10
+}
+type Shelf {
+  id: ID!
+  "Maybe-empty slots."
+  slots: [String]
+  things(search: Search, first: Int = 5, after: String, ids: [ID!]!): [Thing!]!
+  colour: Colour
+}
+type Thing { name: String!, shelf: Shelf }
+type Query { shelf(id: ID!): Shelf, shelves: [Shelf!]! }
+type Mutation { paint(id: ID!, colour: Colour! = red): Shelf! }
+`
+
+t.test('the generated declarations for a small fixture', async (t) => {
+  const out = generateGraphqlTypes(fixture)
+  const expected = [
+    `export interface Scalars {\n  ID: string\n  String: string\n  Int: number\n  Float: number\n  Boolean: boolean\n}`,
+    `/** Tones. */\nexport type Colour = 'red' | 'green'`,
+    `export const colourValues = ['red', 'green'] as const`,
+    `/** A search. */\nexport interface Search {\n  /** What to find. */\n  text: Scalars['String']\n  /** Only these colours. */\n  colours?: Array<Colour> | null | undefined\n  /** @defaultValue 10 */\n  limit: Scalars['Int'] | null\n}`,
+    `export interface GqlShelf {\n  id: Scalars['ID']\n  /** Maybe-empty slots. */\n  slots: Array<Scalars['String'] | null> | null\n  things: Array<GqlThing>\n  colour: Colour | null\n}`,
+    `export interface ShelfThingsArgs {\n  search?: Search | null | undefined\n  /** @defaultValue 5 */\n  first: Scalars['Int'] | null\n  after?: Scalars['String'] | null | undefined\n  ids: Array<Scalars['ID']>\n}`,
+    `export interface GqlThing {\n  name: Scalars['String']\n  shelf: GqlShelf | null\n}`,
+    `export interface GqlQuery {\n  shelf: GqlShelf | null\n  shelves: Array<GqlShelf>\n}`,
+    `export interface QueryShelfArgs {\n  id: Scalars['ID']\n}`,
+    `export interface MutationPaintArgs {\n  id: Scalars['ID']\n  /** @defaultValue red */\n  colour: Colour\n}`,
+    `export const rootFields = {\n  Query: ['shelf', 'shelves'],\n  Mutation: ['paint'],\n} as const`,
+  ]
+  for (const declaration of expected) t.ok(out.includes(declaration), `declares:\n${declaration}`)
+  t.notOk(out.includes('Subscription'), 'no Subscription root, no Subscription entry')
+  t.notOk(out.includes('GqlThingArgs'), 'no Args interface for a field without arguments')
+  t.ok(out.endsWith('} as const\n'), 'one trailing newline')
+
+  t.throws(() => generateGraphqlTypes('type Query { a: Missing }'), 'an invalid schema is refused')
+  t.throws(
+    () => generateGraphqlTypes('type Query { a(x: Int): Int }\ninput QueryAArgs { x: Int }'),
+    /two declarations are named QueryAArgs/,
+    'a name clash is refused rather than emitted',
+  )
+})
+
+/** Type-checks files under the project's strict compiler settings; returns the diagnostics, formatted. */
+function typecheck(files: string[]): string[] {
+  const program = ts.createProgram(files, {
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    lib: ['lib.es2023.d.ts'],
+    types: [],
+    strict: true,
+    noUncheckedIndexedAccess: true,
+    noImplicitOverride: true,
+    exactOptionalPropertyTypes: false,
+    verbatimModuleSyntax: true,
+    allowImportingTsExtensions: true,
+    noUnusedLocals: true,
+    noEmit: true,
+    skipLibCheck: true,
+  })
+  return ts.getPreEmitDiagnostics(program).map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'))
+}
+
+const usage = `
+import type { GqlOrder, GqlQuery, MutationCreateOrderArgs, OrderStatus, QueryOrdersArgs, QueryUserArgs, Scalars, UpdateArticleInput, UserOrdersArgs } from './types.ts'
+import { orderStatusValues, rootFields } from './types.ts'
+
+export const userArgs: QueryUserArgs = { id: '1' }
+export const recent: UserOrdersArgs = {}
+export const orders: QueryOrdersArgs = { first: 20, status: 'paid' }
+// @ts-expect-error first has a default, so it always reaches the resolver
+export const missingFirst: QueryOrdersArgs = {}
+export const create: MutationCreateOrderArgs = { input: { items: [{ sku: 'KB-101', qty: 1 }] } }
+export const patch: UpdateArticleInput = { title: null }
+export const status: OrderStatus = orderStatusValues[3]
+// @ts-expect-error not an order status
+export const shipped: OrderStatus = 'shipped'
+export const when: Scalars['DateTime'] = '2026-01-05T09:00:00.000Z'
+export const firstQuery: 'user' = rootFields.Query[0]
+export const firstSubscription: 'orderStatusChanged' = rootFields.Subscription[0]
+export function total(order: GqlOrder): number {
+  return order.items.reduce((sum, item) => sum + item.qty * item.unitPrice, 0) + (order.user.company === null ? 0 : 0)
+}
+export function maybeUser(query: GqlQuery): string | undefined {
+  // @ts-expect-error Query.user is nullable
+  const direct: string = query.user.id
+  return direct ?? query.user?.name
+}
+`
+
+t.test('the generated TypeScript compiles under the strict settings and means what it says', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'graphql-codegen-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const [file] = await generateGraphqlFiles(root)
+  await writeFile(join(dir, 'package.json'), '{"type":"module"}\n')
+  await writeFile(join(dir, 'types.ts'), file!.contents)
+  await writeFile(join(dir, 'usage.ts'), usage)
+  await writeFile(join(dir, 'fixture.ts'), generateGraphqlTypes(fixture))
+  t.same(typecheck([join(dir, 'types.ts'), join(dir, 'usage.ts'), join(dir, 'fixture.ts')]), [])
+
+  // The values it exports are the schema's.
+  const generated = (await import(pathToFileURL(join(dir, 'types.ts')).href)) as {
+    rootFields: Record<string, readonly string[]>
+    orderStatusValues: readonly string[]
+  }
+  const schema = buildSchema(sdl)
+  t.same(generated.rootFields, {
+    Query: Object.keys(schema.getQueryType()!.getFields()),
+    Mutation: Object.keys(schema.getMutationType()!.getFields()),
+    Subscription: Object.keys(schema.getSubscriptionType()!.getFields()),
+  })
+  t.same(generated.orderStatusValues, ['pending', 'paid', 'cancelled', 'refunded'])
+})
+
+t.test('the typecheck helper does catch errors (no false pass)', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'graphql-codegen-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  await writeFile(join(dir, 'package.json'), '{"type":"module"}\n')
+  await writeFile(join(dir, 'types.ts'), generateGraphqlTypes(fixture))
+  await writeFile(join(dir, 'bad.ts'), `import type { Colour } from './types.ts'\nexport const c: Colour = 'blue'\n`)
+  const diagnostics = typecheck([join(dir, 'types.ts'), join(dir, 'bad.ts')])
+  t.equal(diagnostics.length, 1)
+  t.match(diagnostics[0], /"blue"/)
+})

@@ -1,0 +1,83 @@
+import t from 'tap'
+import { Redis } from 'ioredis'
+import { randomBytes } from 'node:crypto'
+import { getIntrospectionQuery } from 'graphql'
+import { bearer, build, createTestDatabase } from '../helper.ts'
+
+const admin = bearer(1, 'admin')
+const modern = { ...admin, accept: 'application/graphql-response+json' }
+
+t.test('every response reports its cost and the caller\'s bucket (the README\'s worked example)', async (t) => {
+  const app = await build(t)
+  const response = await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query: '{ orders(first: 10) { id items { sku product { name } } } }' } })
+  const body = response.json()
+  t.notOk(body.errors)
+  t.same(body.extensions.cost, {
+    requestedQueryCost: 410,
+    throttleStatus: { maximumAvailable: 20000, currentlyAvailable: 19590, restoreRate: 1000 },
+  })
+  const variables = await app.inject({
+    method: 'POST',
+    url: '/graphql',
+    headers: admin,
+    payload: { query: 'query($n: Int) { users(first: $n) { orders(last: 2) { id } } }', variables: { n: 5 } },
+  })
+  t.equal(variables.json().extensions.cost.requestedQueryCost, 5 * (1 + 2 * 1), 'first/last from variables')
+})
+
+t.test('an operation over the cost limit is refused before execution, without touching the database', async (t) => {
+  let statements = 0
+  const app = await build(t, { onQuery: () => void statements++ })
+  statements = 0
+  const response = await app.inject({
+    method: 'POST',
+    url: '/graphql',
+    headers: modern,
+    payload: { query: '{ orders(first: 100) { items { product { name } } user { orders(last: 100) { id } } } }' },
+  })
+  t.equal(response.statusCode, 422)
+  const body = response.json()
+  t.equal(body.errors[0].extensions.code, 'COST_LIMIT_EXCEEDED')
+  t.equal(body.extensions.cost.requestedQueryCost, 100 * (1 + 20 * 2 + (1 + 100)))
+  t.equal(statements, 0, 'no SQL ran')
+})
+
+t.test('an empty bucket is RATE_LIMITED with 429 and Retry-After; introspection stays free', async (t) => {
+  const app = await build(t, { env: { GRAPHQL_COST_BUCKET: '500', GRAPHQL_COST_RESTORE_RATE: '1' } })
+  const query = '{ orders(first: 10) { id items { sku product { name } } } }'
+  t.notOk((await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query } })).json().errors)
+  const limited = await app.inject({ method: 'POST', url: '/graphql', headers: modern, payload: { query } })
+  t.equal(limited.statusCode, 429)
+  t.equal(limited.json().errors[0].extensions.code, 'RATE_LIMITED')
+  t.match(limited.headers['retry-after'], /^\d+$/)
+  t.ok(limited.json().extensions.cost.throttleStatus.currentlyAvailable < 410)
+  const introspection = await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query: getIntrospectionQuery() } })
+  t.notOk(introspection.json().errors, 'introspection costs nothing')
+  t.equal(introspection.json().extensions.cost.requestedQueryCost, 0)
+  const other = await app.inject({ method: 'POST', url: '/graphql', headers: bearer(2, 'orders:read'), payload: { query: '{ me { name } }' } })
+  t.notOk(other.json().errors, 'buckets are per caller')
+})
+
+t.test('two instances sharing Redis share one points bucket', async (t) => {
+  const url = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379'
+  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+  probe.on('error', () => {})
+  try {
+    await probe.connect()
+  } catch {
+    if (process.env.CI) throw new Error(`Redis is not reachable at ${url}; CI must start it`)
+    t.skip(`no Redis reachable at ${url}`, async () => {})
+    return
+  } finally {
+    probe.disconnect()
+  }
+  const env = { REDIS_URL: url, GRAPHQL_COST_BUCKET: '500', GRAPHQL_COST_RESTORE_RATE: '1' }
+  const database = await createTestDatabase(t)
+  const a = await build(t, { env, database })
+  const b = await build(t, { env, database })
+  const caller = bearer(200_000 + randomBytes(2).readUInt16BE(0), 'admin')
+  const query = '{ orders(first: 10) { id items { sku product { name } } } }'
+  t.notOk((await a.inject({ method: 'POST', url: '/graphql', headers: caller, payload: { query } })).json().errors)
+  const second = await b.inject({ method: 'POST', url: '/graphql', headers: caller, payload: { query } })
+  t.equal(second.json().errors?.[0]?.extensions.code, 'RATE_LIMITED', 'the other instance sees the spent points')
+})
