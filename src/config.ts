@@ -24,6 +24,8 @@ export interface AppConfig {
     costRestoreRate: number
     persistedOnly: boolean
     persistedManifest: string
+    /** Compile a query with graphql-jit after this many runs; 0 turns JIT off. */
+    jit: number
   }
 }
 
@@ -115,6 +117,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       costRestoreRate: integer(env, 'GRAPHQL_COST_RESTORE_RATE', 1000, 1, 100_000_000),
       persistedOnly: boolean(env, 'GRAPHQL_PERSISTED_ONLY', false),
       persistedManifest: env.GRAPHQL_PERSISTED_MANIFEST || 'src/generated/graphql/persisted-queries.json',
+      jit: integer(env, 'GRAPHQL_JIT', 1, 0, 1000),
     },
   }
 }

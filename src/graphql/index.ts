@@ -5,7 +5,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import mercurius from 'mercurius'
+import { readFileSync } from 'node:fs'
+import mercurius, { type PersistedQueryProvider } from 'mercurius'
 import type { Caller } from '../auth/caller.ts'
 import type { AppConfig } from '../config.ts'
 import { unauthenticated } from '../errors.ts'
@@ -26,6 +27,38 @@ declare module 'mercurius' {
 export interface CostReport {
   requestedQueryCost: number
   throttleStatus: { maximumAvailable: number; currentlyAvailable: number; restoreRate: number }
+}
+
+function loadManifest(path: string): Record<string, string> {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as Record<string, string>
+  } catch (error) {
+    throw new Error(`GRAPHQL_PERSISTED_MANIFEST ${path} cannot be read: ${(error as Error).message}`)
+  }
+}
+
+/**
+ * GRAPHQL_PERSISTED_ONLY: every request must name, by its automatic-persisted-query hash, a
+ * document of the manifest; a full query or an unlisted hash is PERSISTED_QUERY_NOT_ALLOWED.
+ */
+function allowListedQueries(manifest: Record<string, string>): PersistedQueryProvider {
+  const notAllowed = () =>
+    Object.assign(new Error('Only the persisted queries of this server\'s allow-list are executed.'), { code: 'PERSISTED_QUERY_NOT_ALLOWED' })
+  return {
+    isPersistedQuery: () => true,
+    // The listed document is what runs, whatever text came with the hash: nothing to re-check.
+    isPersistedQueryRetry: () => false,
+    getHash: (body) => {
+      const persisted = (body as { extensions?: { persistedQuery?: { version?: number; sha256Hash?: string } } }).extensions?.persistedQuery
+      if (persisted?.version !== 1 || typeof persisted.sha256Hash !== 'string') throw notAllowed()
+      return persisted.sha256Hash
+    },
+    getQueryFromHash: async (hash: string) => {
+      const query = Object.hasOwn(manifest, hash) ? manifest[hash] : undefined
+      if (query === undefined) throw notAllowed()
+      return query
+    },
+  }
 }
 
 function limitError(code: 'COST_LIMIT_EXCEEDED' | 'RATE_LIMITED', message: string, extensions: Record<string, unknown>): Error {
@@ -50,8 +83,11 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
       graphiql: options.config.nodeEnv !== 'production',
       context: (request) => ({ caller: request.caller as Caller }),
       validationRules: [depthLimitRule(options.config.graphql.maxDepth)],
-      jit: 1,
+      jit: options.config.graphql.jit,
       errorFormatter: formatGraphqlErrors as never,
+      persistedQueryProvider: options.config.graphql.persistedOnly
+        ? allowListedQueries(loadManifest(options.config.graphql.persistedManifest))
+        : mercurius.persistedQueryDefaults.automatic(1024),
     })
 
     const { maxCost, costBucket, costRestoreRate } = options.config.graphql
