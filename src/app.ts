@@ -20,6 +20,7 @@ import redisPlugin from './plugins/redis.ts'
 import versioning from './plugins/versioning.ts'
 import httpCaching from './plugins/http-caching.ts'
 import { createServices } from './services.ts'
+import { createCacheInvalidator } from './graphql/cache.ts'
 import { healthRoutes } from './modules/meta/health.routes.ts'
 import { graphqlPlugin } from './graphql/index.ts'
 
@@ -66,7 +67,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(rateLimitPlugin, { max: config.rateLimit.max, windowMs: config.rateLimit.windowMs, redis: app.redis })
   await app.register(dbPlugin, { database: options.database, url: config.databaseUrl, dataDir: config.dataDir, seed: config.seed })
   await app.register(httpCaching)
-  app.decorate('services', createServices({ db: app.db, config }))
+  app.decorate('services', createServices({ db: app.db, config, invalidate: createCacheInvalidator(app) }))
 
   await app.register(swagger, { mode: 'static', specification: { document: contracts.openApiDocument as never } })
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: true } })

@@ -11,14 +11,20 @@ import { createOrdersService } from './modules/orders/orders.service.ts'
 import { createProductsService } from './modules/products/products.service.ts'
 import { createUsersService } from './modules/users/users.service.ts'
 
-export function createServices(dependencies: { db: Kysely<Database>; config: AppConfig }) {
+export function createServices(dependencies: {
+  db: Kysely<Database>
+  config: AppConfig
+  /** Tells caches that public data changed (references as in src/graphql/cache.ts). */
+  invalidate?: (references: string[]) => Promise<void>
+}) {
+  const invalidate = dependencies.invalidate ?? (async () => {})
   const cursors = createCursorCodec(dependencies.config.jwtSecret)
   return {
     cursors,
     orders: createOrdersService({ db: dependencies.db, cursors }),
     users: createUsersService({ db: dependencies.db, cursors }),
-    products: createProductsService({ db: dependencies.db, cursors }),
-    articles: createArticlesService({ db: dependencies.db, cursors }),
+    products: createProductsService({ db: dependencies.db, cursors, invalidate }),
+    articles: createArticlesService({ db: dependencies.db, cursors, invalidate }),
   }
 }
 

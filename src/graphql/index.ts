@@ -13,6 +13,7 @@ import { unauthenticated } from '../errors.ts'
 import { formatGraphqlErrors, GRAPHQL_RESPONSE_MEDIA_TYPE, wantsGraphqlResponse } from './errors.ts'
 import { createMemoryCostBucket, createRedisCostBucket } from './cost-bucket.ts'
 import { operationCost } from './cost.ts'
+import { registerPublicDataCache } from './cache.ts'
 import { depthLimitRule } from './limits.ts'
 import { graphqlResolvers } from './resolvers.ts'
 
@@ -119,6 +120,8 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
     app.graphql.addHook('onResolution', async (execution, context) => {
       if (context.cost) (execution as { extensions?: Record<string, unknown> }).extensions = { ...execution.extensions, cost: context.cost }
     })
+
+    await registerPublicDataCache(app)
 
     app.addHook('onRequest', async (request, reply) => {
       if (request.routeOptions.url !== '/graphql') return

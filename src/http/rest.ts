@@ -10,6 +10,7 @@ import type { Executor } from '../db/transaction.ts'
 import { runIdempotent, validateIdempotencyKey, type Outcome } from '../idempotency.ts'
 import { requireCaller } from '../plugins/auth.ts'
 import { etagOf, requireIfMatch } from '../plugins/http-caching.ts'
+import type { Page } from '../pagination/page.ts'
 
 export function caller(request: FastifyRequest): Caller {
   return requireCaller(request)
@@ -49,9 +50,33 @@ export function sendSparse(reply: FastifyReply, body: unknown): FastifyReply {
 }
 
 /** One record: with its ETag when complete, reduced and re-tagged by the payload when sparse. */
-export function sendRecord<T extends object>(reply: FastifyReply, record: T, fields?: readonly string[]): FastifyReply {
-  if (fields) return sendSparse(reply, pick(record, fields))
+export function sendRecord<T extends object>(reply: FastifyReply, record: T, fields?: string): FastifyReply {
+  const names = parseFields(fields)
+  if (names) return sendSparse(reply, pick(record, names))
   return reply.header('etag', etagOf(record)).send(record)
+}
+
+/** A top-level collection: envelope A, `{data, page: {next, total}}` (decisions §5). */
+export function sendCollection<T extends object>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  publicUrl: string | undefined,
+  page: Page<T>,
+  fields: string | undefined,
+): FastifyReply {
+  const names = parseFields(fields)
+  const body = {
+    data: page.data.map((record) => pick(record, names)),
+    page: { next: nextPageUrl(request, publicUrl, page.nextCursor), total: page.total },
+  }
+  return names ? sendSparse(reply, body) : reply.send(body)
+}
+
+/** A nested collection: envelope B, `{data, next_cursor}` (decisions §5). */
+export function sendNestedCollection<T extends object>(reply: FastifyReply, page: Page<T>, fields: string | undefined): FastifyReply {
+  const names = parseFields(fields)
+  const body = { data: page.data.map((record) => pick(record, names)), next_cursor: page.nextCursor }
+  return names ? sendSparse(reply, body) : reply.send(body)
 }
 
 export function ifMatch(request: FastifyRequest): (current: object) => void {

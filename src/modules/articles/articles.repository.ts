@@ -1,6 +1,7 @@
 /** All SQL for articles and comments. */
 import { sql } from 'kysely'
 import type { ArticleRow, CommentRow } from '../../db/schema.ts'
+import { afterPosition, orderColumns } from '../../db/keyset.ts'
 import type { Executor } from '../../db/transaction.ts'
 
 export type ArticleSortField = 'created_at' | 'title' | 'id'
@@ -21,18 +22,10 @@ export async function findArticlePage(
   db: Executor,
   query: { sort: { field: ArticleSortField; descending: boolean }; after: [string | number, number] | undefined; limit: number },
 ): Promise<ArticleRow[]> {
-  const direction = query.sort.descending ? 'desc' : 'asc'
-  const comparator = sql.raw(query.sort.descending ? '<' : '>')
   let q = db.selectFrom('articles').selectAll()
-  if (query.after) {
-    const [value, id] = query.after
-    q =
-      query.sort.field === 'id'
-        ? q.where(sql<boolean>`id ${comparator} ${id}`)
-        : q.where(sql<boolean>`(${sql.ref(query.sort.field)}, id) ${comparator} (${value}, ${id})`)
-  }
-  if (query.sort.field !== 'id') q = q.orderBy(query.sort.field, direction)
-  return q.orderBy('id', direction).limit(query.limit + 1).execute()
+  if (query.after) q = q.where(afterPosition(query.sort, query.after))
+  for (const [column, direction] of orderColumns(query.sort)) q = q.orderBy(column, direction)
+  return q.limit(query.limit + 1).execute()
 }
 
 export async function countArticles(db: Executor): Promise<number> {

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { AppConfig } from '../../config.ts'
 import type { OperationHandlers } from '../../http/register-operations.ts'
-import { baseUrl, caller, idempotentPost, ifMatch, nextPageUrl, parseFields, pick, sendRecord, sendSparse } from '../../http/rest.ts'
+import { baseUrl, caller, idempotentPost, ifMatch, sendCollection, sendNestedCollection, sendRecord } from '../../http/rest.ts'
 import type { ArticlesService } from './articles.service.ts'
 
 type IdParams = { id: number }
@@ -21,13 +21,8 @@ export function articleHandlers(app: FastifyInstance, articles: ArticlesService,
   return {
     listArticles: async (request, reply) => {
       const query = request.query as { sort?: string; cursor?: string; limit: number; fields?: string }
-      const fields = parseFields(query.fields)
       const page = await articles.list(caller(request), { sort: query.sort, cursor: query.cursor, limit: query.limit })
-      const body = {
-        data: page.data.map((article) => pick(article, fields)),
-        page: { next: nextPageUrl(request, config.publicUrl, page.nextCursor), total: page.total },
-      }
-      return fields ? sendSparse(reply, body) : reply.send(body)
+      return sendCollection(request, reply, config.publicUrl, page, query.fields)
     },
 
     createArticle: async (request, reply) => {
@@ -41,7 +36,7 @@ export function articleHandlers(app: FastifyInstance, articles: ArticlesService,
     getArticle: async (request, reply) => {
       const { id } = request.params as IdParams
       const article = await articles.get(caller(request), id)
-      return sendRecord(reply, article, parseFields((request.query as { fields?: string }).fields))
+      return sendRecord(reply, article, (request.query as { fields?: string }).fields)
     },
 
     // PUT and PATCH differ only in what the contract requires of the body.
@@ -57,10 +52,8 @@ export function articleHandlers(app: FastifyInstance, articles: ArticlesService,
     listArticleComments: async (request, reply) => {
       const { id } = request.params as IdParams
       const query = request.query as { cursor?: string; limit: number; fields?: string }
-      const fields = parseFields(query.fields)
       const page = await articles.listComments(caller(request), id, { cursor: query.cursor, limit: query.limit })
-      const body = { data: page.data.map((comment) => pick(comment, fields)), next_cursor: page.nextCursor }
-      return fields ? sendSparse(reply, body) : reply.send(body)
+      return sendNestedCollection(reply, page, query.fields)
     },
 
     createArticleComment: async (request, reply) => {

@@ -12,8 +12,9 @@ import { inTransaction, type Executor } from '../../db/transaction.ts'
 import { notFound, unprocessable } from '../../errors.ts'
 import type { Article, Comment } from '../../generated/openapi/schemas.ts'
 import { parseSort, resumePosition, type CursorCodec } from '../../pagination/cursor.ts'
-import type { Page } from '../orders/orders.service.ts'
+import type { Page } from '../../pagination/page.ts'
 import { userExists } from '../users/users.repository.ts'
+import { cacheReferences } from '../../graphql/cache.ts'
 import * as repository from './articles.repository.ts'
 
 export const ARTICLE_SORT_FIELDS = ['created_at', 'title', 'id'] as const
@@ -38,7 +39,15 @@ function sortKey(row: ArticleRow, field: repository.ArticleSortField): string | 
   return field === 'created_at' ? row.created_at.toISOString() : row[field]
 }
 
-export function createArticlesService({ db, cursors }: { db: Kysely<Database>; cursors: CursorCodec }) {
+export function createArticlesService({
+  db,
+  cursors,
+  invalidate,
+}: {
+  db: Kysely<Database>
+  cursors: CursorCodec
+  invalidate: (references: string[]) => Promise<void>
+}) {
   async function loadWritable(executor: Executor, caller: Caller, id: number): Promise<ArticleRow> {
     requireScope(caller, 'articles:write')
     const row = await repository.findArticle(executor, id, { lock: true })
@@ -87,6 +96,9 @@ export function createArticlesService({ db, cursors }: { db: Kysely<Database>; c
         const row = await repository.insertArticle(trx, { authorId: caller.userId, title: input.title, body: input.body })
         await recordEvent(trx, 'article.created', { articleId: row.id, authorId: row.author_id })
         return toArticle(row)
+      }).then(async (article) => {
+        await invalidate([cacheReferences.articles])
+        return article
       })
     },
 
@@ -101,6 +113,9 @@ export function createArticlesService({ db, cursors }: { db: Kysely<Database>; c
         }
         if (Object.keys(set).length === 0) return toArticle(row)
         return toArticle(await repository.updateArticle(trx, id, set))
+      }).then(async (article) => {
+        await invalidate([cacheReferences.articles, cacheReferences.article(id)])
+        return article
       })
     },
 
@@ -110,6 +125,7 @@ export function createArticlesService({ db, cursors }: { db: Kysely<Database>; c
         precondition?.(toArticle(row))
         await repository.deleteArticle(trx, id)
       })
+      await invalidate([cacheReferences.articles, cacheReferences.article(id)])
     },
 
     async listComments(_caller: Caller, articleId: number, query: { cursor?: string | undefined; limit: number }): Promise<Page<Comment>> {

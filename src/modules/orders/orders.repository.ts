@@ -1,6 +1,7 @@
 /** All SQL for orders and their items. Plain functions taking the database or a transaction first. */
 import { sql } from 'kysely'
 import type { OrderItemRow, OrderRow, OrderStatus } from '../../db/schema.ts'
+import { afterPosition, orderColumns } from '../../db/keyset.ts'
 import type { Executor } from '../../db/transaction.ts'
 import type { PricedItem } from './order-pricing.ts'
 
@@ -37,22 +38,14 @@ export async function findItemsOfOrders(db: Executor, orderIds: readonly number[
 
 /** One keyset page (limit + 1 rows, so the caller knows whether another page follows). */
 export async function findOrderPage(db: Executor, query: OrderPageQuery): Promise<OrderRow[]> {
-  const direction = query.sort.descending ? 'desc' : 'asc'
-  const comparator = sql.raw(query.sort.descending ? '<' : '>')
   let q = db
     .selectFrom('orders')
     .selectAll()
     .$if(query.userId !== undefined, (qb) => qb.where('user_id', '=', query.userId!))
     .$if(query.status !== undefined, (qb) => qb.where('status', '=', query.status!))
-  if (query.after) {
-    const [value, id] = query.after
-    q =
-      query.sort.field === 'id'
-        ? q.where(sql<boolean>`id ${comparator} ${id}`)
-        : q.where(sql<boolean>`(${sql.ref(query.sort.field)}, id) ${comparator} (${value}, ${id})`)
-  }
-  if (query.sort.field !== 'id') q = q.orderBy(query.sort.field, direction)
-  return q.orderBy('id', direction).limit(query.limit + 1).execute()
+  if (query.after) q = q.where(afterPosition(query.sort, query.after))
+  for (const [column, direction] of orderColumns(query.sort)) q = q.orderBy(column, direction)
+  return q.limit(query.limit + 1).execute()
 }
 
 export async function countOrders(db: Executor, filter: OrderFilter): Promise<number> {

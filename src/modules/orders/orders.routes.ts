@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { AppConfig } from '../../config.ts'
 import type { OperationHandlers } from '../../http/register-operations.ts'
-import { baseUrl, caller, idempotentPost, ifMatch, nextPageUrl, parseFields, pick, sendRecord, sendSparse } from '../../http/rest.ts'
+import { baseUrl, caller, idempotentPost, ifMatch, sendCollection, sendNestedCollection, sendRecord } from '../../http/rest.ts'
 import type { OrderStatus } from '../../db/schema.ts'
 import type { OrderAction, OrdersService } from './orders.service.ts'
 
@@ -34,7 +34,6 @@ export function orderHandlers(app: FastifyInstance, orders: OrdersService, confi
   return {
     listOrders: async (request, reply) => {
       const query = request.query as ListQuery
-      const fields = parseFields(query.fields)
       const page = await orders.list(caller(request), {
         status: query.status,
         userId: query.user_id,
@@ -42,11 +41,7 @@ export function orderHandlers(app: FastifyInstance, orders: OrdersService, confi
         cursor: query.cursor,
         limit: query.limit,
       })
-      const body = {
-        data: page.data.map((order) => pick(order, fields)),
-        page: { next: nextPageUrl(request, config.publicUrl, page.nextCursor), total: page.total },
-      }
-      return fields ? sendSparse(reply, body) : reply.send(body)
+      return sendCollection(request, reply, config.publicUrl, page, query.fields)
     },
 
     createOrder: async (request, reply) => {
@@ -60,7 +55,7 @@ export function orderHandlers(app: FastifyInstance, orders: OrdersService, confi
     getOrder: async (request, reply) => {
       const { id } = request.params as IdParams
       const order = await orders.get(caller(request), id)
-      return sendRecord(reply, order, parseFields((request.query as { fields?: string }).fields))
+      return sendRecord(reply, order, (request.query as { fields?: string }).fields)
     },
 
     replaceOrder: async (request, reply) => {
@@ -84,24 +79,20 @@ export function orderHandlers(app: FastifyInstance, orders: OrdersService, confi
     listOrderItems: async (request, reply) => {
       const { id } = request.params as IdParams
       const query = request.query as { cursor?: string; limit: number; fields?: string }
-      const fields = parseFields(query.fields)
       const page = await orders.listItems(caller(request), id, { cursor: query.cursor, limit: query.limit })
-      const body = { data: page.data.map((item) => pick(item, fields)), next_cursor: page.nextCursor }
-      return fields ? sendSparse(reply, body) : reply.send(body)
+      return sendNestedCollection(reply, page, query.fields)
     },
 
     listUserOrders: async (request, reply) => {
       const { id } = request.params as IdParams
       const query = request.query as Omit<ListQuery, 'user_id'>
-      const fields = parseFields(query.fields)
       const page = await orders.listOfUser(caller(request), id, {
         status: query.status,
         sort: query.sort,
         cursor: query.cursor,
         limit: query.limit,
       })
-      const body = { data: page.data.map((order) => pick(order, fields)), next_cursor: page.nextCursor }
-      return fields ? sendSparse(reply, body) : reply.send(body)
+      return sendNestedCollection(reply, page, query.fields)
     },
 
     payOrder: action('payment'),

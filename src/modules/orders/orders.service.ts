@@ -12,6 +12,7 @@ import { inTransaction, type Executor } from '../../db/transaction.ts'
 import { conflict, forbidden, notFound, unprocessable } from '../../errors.ts'
 import type { Order, OrderItem } from '../../generated/openapi/schemas.ts'
 import { parseSort, resumePosition, type CursorCodec } from '../../pagination/cursor.ts'
+import type { Page } from '../../pagination/page.ts'
 import { userExists } from '../users/users.repository.ts'
 import { priceItems, type RequestedItem } from './order-pricing.ts'
 import * as repository from './orders.repository.ts'
@@ -42,13 +43,6 @@ export interface OrderListQuery {
   limit: number
 }
 
-export interface Page<T> {
-  data: T[]
-  total: number
-  nextCursor: string | null
-  /** The cursor of each record of `data`, to resume right after it (GraphQL's `cursor` field). */
-  cursors?: string[]
-}
 
 export function toOrderItem(row: Pick<OrderItemRow, 'sku' | 'qty' | 'unit_price'>): OrderItem {
   return { sku: row.sku, qty: row.qty, unit_price: row.unit_price }

@@ -2,20 +2,15 @@
 import type { FastifyInstance } from 'fastify'
 import type { AppConfig } from '../../config.ts'
 import type { OperationHandlers } from '../../http/register-operations.ts'
-import { caller, idempotentPost, nextPageUrl, parseFields, pick, sendSparse } from '../../http/rest.ts'
+import { caller, idempotentPost, sendCollection } from '../../http/rest.ts'
 import type { ProductsService } from './products.service.ts'
 
 export function productHandlers(app: FastifyInstance, products: ProductsService, config: AppConfig): OperationHandlers {
   return {
     listProducts: async (request, reply) => {
       const query = request.query as { cursor?: string; limit: number; fields?: string }
-      const fields = parseFields(query.fields)
       const page = await products.list(caller(request), { cursor: query.cursor, limit: query.limit })
-      const body = {
-        data: page.data.map((product) => pick(product, fields)),
-        page: { next: nextPageUrl(request, config.publicUrl, page.nextCursor), total: page.total },
-      }
-      return fields ? sendSparse(reply, body) : reply.send(body)
+      return sendCollection(request, reply, config.publicUrl, page, query.fields)
     },
 
     createProduct: async (request, reply) => {

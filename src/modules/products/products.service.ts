@@ -7,14 +7,23 @@ import type { Executor } from '../../db/transaction.ts'
 import { conflict } from '../../errors.ts'
 import type { Product } from '../../generated/openapi/schemas.ts'
 import type { CursorCodec } from '../../pagination/cursor.ts'
-import type { Page } from '../orders/orders.service.ts'
+import type { Page } from '../../pagination/page.ts'
+import { cacheReferences } from '../../graphql/cache.ts'
 import * as repository from './products.repository.ts'
 
 export function toProduct(row: ProductRow): Product {
   return { sku: row.sku, name: row.name, price: row.price }
 }
 
-export function createProductsService({ db, cursors }: { db: Kysely<Database>; cursors: CursorCodec }) {
+export function createProductsService({
+  db,
+  cursors,
+  invalidate,
+}: {
+  db: Kysely<Database>
+  cursors: CursorCodec
+  invalidate: (references: string[]) => Promise<void>
+}) {
   return {
     async list(_caller: Caller, query: { cursor?: string | undefined; limit: number }): Promise<Page<Product>> {
       const afterSku = query.cursor === undefined ? undefined : String(cursors.decode(query.cursor, 'products').key[0])
@@ -30,6 +39,7 @@ export function createProductsService({ db, cursors }: { db: Kysely<Database>; c
       requireAdmin(caller)
       const row = await repository.insertProduct(executor, input)
       if (!row) throw conflict('PRODUCT_EXISTS', `A product with sku "${input.sku}" already exists.`)
+      await invalidate([cacheReferences.products])
       return toProduct(row)
     },
 

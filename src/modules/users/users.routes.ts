@@ -2,20 +2,15 @@
 import type { FastifyInstance } from 'fastify'
 import type { AppConfig } from '../../config.ts'
 import type { OperationHandlers } from '../../http/register-operations.ts'
-import { baseUrl, caller, idempotentPost, nextPageUrl, parseFields, pick, sendRecord, sendSparse } from '../../http/rest.ts'
+import { baseUrl, caller, idempotentPost, sendCollection, sendRecord } from '../../http/rest.ts'
 import type { UsersService } from './users.service.ts'
 
 export function userHandlers(app: FastifyInstance, users: UsersService, config: AppConfig): OperationHandlers {
   return {
     listUsers: async (request, reply) => {
       const query = request.query as { cursor?: string; limit: number; fields?: string }
-      const fields = parseFields(query.fields)
       const page = await users.list(caller(request), { cursor: query.cursor, limit: query.limit })
-      const body = {
-        data: page.data.map((user) => pick(user, fields)),
-        page: { next: nextPageUrl(request, config.publicUrl, page.nextCursor), total: page.total },
-      }
-      return fields ? sendSparse(reply, body) : reply.send(body)
+      return sendCollection(request, reply, config.publicUrl, page, query.fields)
     },
 
     createUser: async (request, reply) => {
@@ -29,7 +24,7 @@ export function userHandlers(app: FastifyInstance, users: UsersService, config: 
     getUser: async (request, reply) => {
       const { id } = request.params as { id: number }
       const user = await users.get(caller(request), id)
-      return sendRecord(reply, user, parseFields((request.query as { fields?: string }).fields))
+      return sendRecord(reply, user, (request.query as { fields?: string }).fields)
     },
   }
 }

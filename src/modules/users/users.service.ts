@@ -10,7 +10,7 @@ import { inTransaction, type Executor } from '../../db/transaction.ts'
 import { notFound, unprocessable } from '../../errors.ts'
 import type { User } from '../../generated/openapi/schemas.ts'
 import type { CursorCodec } from '../../pagination/cursor.ts'
-import type { Page } from '../orders/orders.service.ts'
+import type { Page } from '../../pagination/page.ts'
 import * as repository from './users.repository.ts'
 
 export interface Company {

@@ -1,0 +1,26 @@
+/**
+ * Keyset pagination, the one way lists page here: rows strictly after the last one returned, in
+ * the list's order, with the id as tie-breaker. `(sort_key, id) < ($1, $2)` lets PostgreSQL walk
+ * a (…, sort_key, id) index in either direction without a sort step.
+ */
+import { sql, type RawBuilder } from 'kysely'
+
+export interface KeysetSort<Field extends string> {
+  field: Field | 'id'
+  descending: boolean
+}
+
+/** The WHERE condition "after this position" for a sort. */
+export function afterPosition<Field extends string>(sort: KeysetSort<Field>, after: [string | number, number]): RawBuilder<boolean> {
+  const comparator = sql.raw(sort.descending ? '<' : '>')
+  const [value, id] = after
+  return sort.field === 'id'
+    ? sql<boolean>`id ${comparator} ${id}`
+    : sql<boolean>`(${sql.ref(sort.field)}, id) ${comparator} (${value}, ${id})`
+}
+
+/** The ORDER BY columns of a sort, id last as the tie-breaker. */
+export function orderColumns<Field extends string>(sort: KeysetSort<Field>): Array<[Field | 'id', 'asc' | 'desc']> {
+  const direction = sort.descending ? 'desc' : 'asc'
+  return sort.field === 'id' ? [['id', direction]] : [[sort.field, direction], ['id', direction]]
+}

@@ -1,0 +1,54 @@
+/**
+ * mercurius-cache for the public, read-only data (articles, comments through them, products):
+ * root lookups are cached for a few seconds, keyed by arguments AND caller, so one caller's entry
+ * is never served to another, and tagged with references that writes invalidate. In Redis when
+ * REDIS_URL is set, so an invalidation reaches every instance.
+ */
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import mercuriusCacheModule from 'mercurius-cache'
+import type { MercuriusContext } from 'mercurius'
+
+export const PUBLIC_CACHE_TTL_SECONDS = 10
+
+/** References a cached result carries; writes invalidate by the same names. */
+export const cacheReferences = {
+  articles: 'articles',
+  article: (id: number | string) => `article:${id}`,
+  products: 'products',
+}
+
+// mercurius-cache is CommonJS; under NodeNext its default export arrives wrapped.
+const mercuriusCache = ((mercuriusCacheModule as unknown as { default?: unknown }).default ?? mercuriusCacheModule) as FastifyPluginAsync<never>
+
+const perCaller = (_source: unknown, _args: unknown, context: MercuriusContext) => `caller:${context.caller.subject}`
+
+export async function registerPublicDataCache(app: FastifyInstance): Promise<void> {
+  await app.register(mercuriusCache, {
+    ttl: PUBLIC_CACHE_TTL_SECONDS,
+    storage: app.redis
+      ? { type: 'redis', options: { client: app.redis, invalidation: { referencesTTL: PUBLIC_CACHE_TTL_SECONDS * 2 } } }
+      : { type: 'memory', options: { size: 2048, invalidation: true } },
+    policy: {
+      Query: {
+        article: { extendKey: perCaller, references: (_request: unknown, _key: string, result: { id?: number } | null) => (result?.id ? [cacheReferences.article(result.id)] : null) },
+        articles: { extendKey: perCaller, references: () => [cacheReferences.articles] },
+        product: { extendKey: perCaller, references: () => [cacheReferences.products] },
+        products: { extendKey: perCaller, references: () => [cacheReferences.products] },
+      },
+    },
+  } as never)
+}
+
+/** Called by the services after they change public data, whichever style made the change. */
+export function createCacheInvalidator(app: FastifyInstance): (references: string[]) => Promise<void> {
+  return async (references) => {
+    const graphqlCache = (app as unknown as { graphql?: { cache?: { invalidate(refs: string[]): Promise<void> } } }).graphql?.cache
+    if (!graphqlCache) return
+    try {
+      await graphqlCache.invalidate(references)
+    } catch (error) {
+      // A failed invalidation leaves entries to expire within their short TTL; the write stands.
+      app.log.warn({ err: error, references }, 'cache invalidation failed')
+    }
+  }
+}

@@ -1,0 +1,9 @@
+/** One page of a list, as services return it to both styles. */
+export interface Page<T> {
+  data: T[]
+  /** Every record matching the filter, over all pages (envelope A's `page.total`). */
+  total: number
+  nextCursor: string | null
+  /** The cursor of each record of `data`, to resume right after it (GraphQL's `cursor` field). */
+  cursors?: string[]
+}

@@ -1,0 +1,32 @@
+/**
+ * A typed GraphQL client for tests: documents come from operations/*.graphql through codegen, so
+ * variables and results are checked by the type checker against schema.graphql.
+ */
+import type { FastifyInstance } from 'fastify'
+import type { TypedDocument } from '../src/generated/graphql/operations.ts'
+
+export interface GraphqlResponse<Result> {
+  status: number
+  data: Result | null | undefined
+  errors?: Array<{ message: string; path?: Array<string | number>; extensions: { code: string } }>
+  extensions?: { cost?: { requestedQueryCost: number } }
+}
+
+export function graphqlClient(app: FastifyInstance, headers: Record<string, string>) {
+  return {
+    async execute<Result, Variables>(
+      document: TypedDocument<Result, Variables>,
+      variables: Variables,
+      options: { byHashOnly?: boolean } = {},
+    ): Promise<GraphqlResponse<Result>> {
+      const payload = {
+        ...(options.byHashOnly ? {} : { query: document.query }),
+        operationName: document.operationName,
+        variables,
+        extensions: { persistedQuery: { version: 1, sha256Hash: document.sha256Hash } },
+      }
+      const response = await app.inject({ method: 'POST', url: '/graphql', headers, payload })
+      return { status: response.statusCode, ...response.json() }
+    },
+  }
+}
