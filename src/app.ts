@@ -19,6 +19,7 @@ import rateLimitPlugin from './plugins/rate-limit.ts'
 import redisPlugin from './plugins/redis.ts'
 import versioning from './plugins/versioning.ts'
 import httpCaching from './plugins/http-caching.ts'
+import eventsPlugin from './plugins/events.ts'
 import { createServices } from './services.ts'
 import { createCacheInvalidator } from './graphql/cache.ts'
 import { healthRoutes } from './modules/meta/health.routes.ts'
@@ -74,6 +75,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(healthRoutes)
   await app.register(async (api) => registerOperations(api, restHandlers({ app: api, config, contracts })))
   await app.register(graphqlPlugin, { config, sdl: contracts.graphqlSdl })
+  await app.register(eventsPlugin, { relay: config.eventsRelay })
 
   if (config.jwtSecretIsDefault) {
     app.log.warn('JWT_SECRET is not set: using the public development secret. Never do this in production.')

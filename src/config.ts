@@ -17,6 +17,8 @@ export interface AppConfig {
   seed: boolean
   logLevel: string
   rateLimit: { max: number; windowMs: number }
+  /** Whether this instance relays the event outbox (every instance listens for relayed events). */
+  eventsRelay: boolean
   graphql: {
     maxDepth: number
     maxCost: number
@@ -106,6 +108,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     publicUrl: publicUrl?.replace(/\/+$/, ''),
     seed: boolean(env, 'SEED', true),
     logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
+    eventsRelay: boolean(env, 'EVENTS_RELAY', true),
     rateLimit: {
       max: integer(env, 'RATE_LIMIT_MAX', 600, 1, 1_000_000),
       windowMs: duration(env, 'RATE_LIMIT_WINDOW', 60_000),

@@ -23,6 +23,8 @@ export interface DatabaseOptions {
 export interface DatabaseHandle {
   db: Kysely<Database>
   kind: DatabaseKind
+  /** The PostgreSQL URL, so that another instance can open its own pool on the same database. */
+  url: string | undefined
   /** The pool when running on PostgreSQL (LISTEN/NOTIFY needs its own client). */
   pool: pg.Pool | undefined
   pglite: PGlite | undefined
@@ -51,7 +53,7 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
     // An idle client that loses its server must not crash the process; the next query reports it.
     pool.on('error', () => {})
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...(log ? { log } : {}) })
-    return { db, kind: 'postgres', pool, pglite: undefined, close: () => db.destroy() }
+    return { db, kind: 'postgres', url, pool, pglite: undefined, close: () => db.destroy() }
   }
 
   const inMemory = url?.startsWith('memory:') || options.pgliteTemplate !== undefined
@@ -66,7 +68,7 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
     startParams: [...PGLITE_DEFAULT_START_PARAMS, '-c', 'log_startup_progress_interval=0'],
   })
   const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }), ...(log ? { log } : {}) })
-  return { db, kind: 'pglite', pool: undefined, pglite, close: () => db.destroy() }
+  return { db, kind: 'pglite', url: undefined, pool: undefined, pglite, close: () => db.destroy() }
 }
 
 /**

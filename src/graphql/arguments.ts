@@ -1,11 +1,17 @@
 /** Turning GraphQL arguments into domain values, with the same bounds REST has. */
 import type { MercuriusContext } from 'mercurius'
 import type { Caller } from '../auth/caller.ts'
-import { ApiError, badRequest } from '../errors.ts'
+import { ApiError, badRequest, unauthenticated } from '../errors.ts'
 import { runIdempotent, validateIdempotencyKey } from '../idempotency.ts'
 import type { Executor } from '../db/transaction.ts'
 
 export function callerOf(context: MercuriusContext): Caller {
+  return context.caller
+}
+
+/** The caller of a subscription: its connection had to present a valid credential. */
+export function subscriber(context: MercuriusContext): Caller {
+  if (!context.caller) throw unauthenticated('Send {"Authorization": "Bearer <token>"} in connection_init.', false)
   return context.caller
 }
 

@@ -37,6 +37,7 @@ const REQUEST_ERROR_CODES: Record<string, GraphqlErrorCode> = {
   PERSISTED_QUERY_NOT_FOUND: 'PERSISTED_QUERY_NOT_FOUND',
   PERSISTED_QUERY_NOT_ALLOWED: 'PERSISTED_QUERY_NOT_ALLOWED',
   RATE_LIMITED: 'RATE_LIMITED',
+  MER_ERR_METHOD_NOT_ALLOWED: 'BAD_USER_INPUT',
 }
 
 interface FormattedError {
@@ -109,6 +110,11 @@ export function formatGraphqlErrors(
     return formatted
   })
   const modern = wantsGraphqlResponse(context.reply?.request.headers.accept)
+  // A mutation sent with GET is refused by HTTP method, whatever the media type (decisions §8).
+  if ((execution.errors ?? []).some((error) => (error.originalError as { code?: string } | undefined)?.code === 'MER_ERR_METHOD_NOT_ALLOWED')) {
+    context.reply?.header('allow', 'POST')
+    return { statusCode: 405, response: { errors: [{ message: 'Mutations must be sent with POST.', extensions: { code: 'BAD_USER_INPUT' } }] } as unknown as ExecutionResult }
+  }
   let statusCode = 200
   const first = errors[0]?.extensions.code
   if (first === 'UNAUTHENTICATED' && !executed) statusCode = 401
@@ -119,4 +125,16 @@ export function formatGraphqlErrors(
     statusCode,
     response: (executed ? { data: execution.data, errors, ...extensions } : modern ? { errors, ...extensions } : { data: null, errors, ...extensions }) as unknown as ExecutionResult,
   }
+}
+
+/**
+ * Subscription set-up errors do not pass through the error formatter: an ApiError raised while
+ * subscribing is converted here, with the same code mapping.
+ */
+export function subscriptionError(error: unknown): unknown {
+  if (!(error instanceof ApiError)) return error
+  return new GraphQLError(error.detail, {
+    originalError: error,
+    extensions: { code: CODE_BY_STATUS[error.status] ?? 'BAD_USER_INPUT', reason: error.code },
+  })
 }

@@ -86,6 +86,20 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
       validationRules: [depthLimitRule(options.config.graphql.maxDepth)],
       jit: options.config.graphql.jit,
       errorFormatter: formatGraphqlErrors as never,
+      // graphql-transport-ws. The credential comes in the connection_init payload
+      // ({"Authorization": "Bearer …"}), or on the upgrade request itself.
+      subscription: {
+        context: (_socket, request) => (request.caller ? { caller: request.caller } : {}),
+        onConnect: ({ payload }) => {
+          const authorization = (payload as Record<string, unknown> | undefined)?.Authorization ?? (payload as Record<string, unknown> | undefined)?.authorization
+          if (authorization === undefined) return true
+          const { caller } = app.authenticate(String(authorization))
+          return caller ? { caller } : false
+        },
+        keepAlive: 15_000,
+        // A subscriber that does not keep up has at most this many events queued on the server.
+        queueHighWaterMark: 100,
+      },
       persistedQueryProvider: options.config.graphql.persistedOnly
         ? allowListedQueries(loadManifest(options.config.graphql.persistedManifest))
         : mercurius.persistedQueryDefaults.automatic(1024),
@@ -125,6 +139,8 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
 
     app.addHook('onRequest', async (request, reply) => {
       if (request.routeOptions.url !== '/graphql') return
+      // A WebSocket upgrade authenticates in connection_init (subscriptions check the caller).
+      if (request.headers.upgrade?.toLowerCase() === 'websocket') return
       return rejectUnauthenticated(request, reply)
     })
 

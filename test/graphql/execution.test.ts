@@ -52,7 +52,8 @@ t.test('the same idempotencyKey runs a mutation once', async (t) => {
 
 t.test('the depth limit rejects before execution, without touching the database', async (t) => {
   let statements = 0
-  const app = await build(t, { onQuery: () => void statements++ })
+  // The outbox relay's polling would be counted too.
+  const app = await build(t, { onQuery: () => void statements++, env: { EVENTS_RELAY: 'false' } })
   const deep = '{ me { orders { user { orders { user { orders { user { orders { user { orders { user { name } } } } } } } } } } } }'
   statements = 0
   const response = await gql(app, deep)
@@ -80,4 +81,17 @@ t.test('GraphQL-over-HTTP status codes for both media types', async (t) => {
   t.equal((await gql(app, '{ me { name ', legacy)).statusCode, 200)
   t.equal((await gql(app, '{ me { nope } }', legacy)).statusCode, 200)
   t.equal((await gql(app, '{ me { nope } }', legacy)).json().errors[0].extensions.code, 'GRAPHQL_VALIDATION_FAILED')
+})
+
+t.test('queries may use GET; a mutation over GET is 405 with Allow: POST', async (t) => {
+  const app = await build(t)
+  const query = await app.inject({ method: 'GET', url: `/graphql?query=${encodeURIComponent('{ me { name } }')}`, headers: grace })
+  t.same(query.json().data, { me: { name: 'Grace Hopper' } })
+  for (const accept of ['application/json', 'application/graphql-response+json']) {
+    const mutation = await app.inject({ method: 'GET', url: `/graphql?query=${encodeURIComponent('mutation { deleteOrder(id: 3) }')}`, headers: { ...grace, accept } })
+    t.equal(mutation.statusCode, 405, accept)
+    t.equal(mutation.headers.allow, 'POST')
+  }
+  const still = await app.inject({ method: 'GET', url: '/api/v1/orders/3', headers: grace })
+  t.equal(still.statusCode, 200, 'nothing was deleted')
 })

@@ -1,6 +1,8 @@
 /** GraphQL for articles and comments, over the articles service; related records through loaders. */
 import type { MercuriusContext } from 'mercurius'
-import { callerOf, idempotentMutation, orNull, parseCount, parseId } from '../../graphql/arguments.ts'
+import mercurius from 'mercurius'
+import { subscriptionError } from '../../graphql/errors.ts'
+import { callerOf, idempotentMutation, orNull, parseCount, parseId, subscriber } from '../../graphql/arguments.ts'
 import type { Article, Comment } from '../../generated/openapi/schemas.ts'
 
 type WithCursor<T> = T & { cursor?: string }
@@ -30,6 +32,23 @@ export const articleResolvers = {
     addComment: (_: unknown, args: { articleId: string; input: { body: string }; idempotencyKey?: string | null }, ctx: MercuriusContext) =>
       idempotentMutation(ctx, 'addComment', args, (executor) =>
         ctx.app.services.articles.addComment(callerOf(ctx), parseId(args.articleId, 'articleId'), args.input, executor)),
+  },
+  Subscription: {
+    commentAdded: {
+      subscribe: mercurius.withFilter(
+        (_root: unknown, args: { articleId: string }, ctx: MercuriusContext) => {
+          try {
+            subscriber(ctx)
+            parseId(args.articleId, 'articleId')
+          } catch (error) {
+            throw subscriptionError(error)
+          }
+          return ctx.pubsub.subscribe('comment.added')
+        },
+        (payload: { articleId: number }, args: { articleId: string }) => String(payload.articleId) === String(args.articleId),
+      ),
+      resolve: (payload: { comment: Comment }) => payload.comment,
+    },
   },
   Article: {
     createdAt: (article: Article) => article.created_at,

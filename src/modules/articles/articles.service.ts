@@ -146,8 +146,9 @@ export function createArticlesService({
         if (!(await repository.findArticle(trx, articleId))) throw notFound(`Article ${articleId}`)
         await requireAuthorExists(trx, caller)
         const row = await repository.insertComment(trx, { articleId, authorId: caller.userId, body: input.body })
-        await recordEvent(trx, 'comment.added', { commentId: row.id, articleId, authorId: row.author_id })
-        return toComment(row)
+        const comment = toComment(row)
+        await recordEvent(trx, 'comment.added', { commentId: row.id, articleId, authorId: row.author_id, comment })
+        return comment
       })
     },
 

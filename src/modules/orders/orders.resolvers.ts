@@ -7,10 +7,35 @@ import type { MercuriusContext } from 'mercurius'
 import { callerOf, idempotentMutation, orNull, parseCount, parseId } from '../../graphql/arguments.ts'
 import type { OrderStatus } from '../../db/schema.ts'
 import type { Order, OrderItem, User } from '../../generated/openapi/schemas.ts'
-import { isOwnerOrAdmin } from '../../auth/policy.ts'
+import mercurius from 'mercurius'
+import { isOwnerOrAdmin, requireScope } from '../../auth/policy.ts'
+import { subscriber } from '../../graphql/arguments.ts'
+import { subscriptionError } from '../../graphql/errors.ts'
 import { forbidden } from '../../errors.ts'
 
 type OrderWithCursor = Order & { cursor?: string }
+type OrderEvent = { orderId: number; userId: number; order: Order }
+
+/**
+ * A subscription to an order topic that delivers only events about orders the subscriber may read
+ * (the same policy as Query.order), further narrowed by `matches`.
+ */
+function subscribeTo<Args>(topic: string, matches: (payload: OrderEvent, args: Args) => boolean) {
+  return mercurius.withFilter(
+    (_root: unknown, _args: Args, ctx: MercuriusContext) => {
+      try {
+        requireScope(subscriber(ctx), 'orders:read')
+      } catch (error) {
+        throw subscriptionError(error)
+      }
+      return ctx.pubsub.subscribe(topic)
+    },
+    (payload: OrderEvent, args: Args, ctx: MercuriusContext) => isOwnerOrAdmin(ctx.caller, payload.userId) && matches(payload, args),
+  )
+}
+
+/** The order as the event recorded it; its related fields resolve through the usual loaders. */
+const resolveOrder = (payload: OrderEvent) => payload.order
 type ItemInput = { items: Array<{ sku: string; qty: number }> }
 type ActionArgs = { id: string; reason?: string | null; idempotencyKey?: string | null }
 
@@ -57,6 +82,17 @@ export const orderResolvers = {
       const id = parseId(args.id, 'id')
       await ctx.app.services.orders.remove(callerOf(ctx), id)
       return String(id)
+    },
+  },
+
+  Subscription: {
+    orderCreated: {
+      subscribe: subscribeTo('order.created', () => true),
+      resolve: resolveOrder,
+    },
+    orderStatusChanged: {
+      subscribe: subscribeTo('order.status_changed', (payload, args: { orderId?: string | null }) => args.orderId == null || String(payload.orderId) === String(args.orderId)),
+      resolve: resolveOrder,
     },
   },
 

@@ -164,8 +164,10 @@ export function createOrdersService({ db, cursors }: OrdersServiceDependencies) 
         const pricing = await priced(trx, input.items)
         const row = await repository.insertOrder(trx, { userId: caller.userId, total: pricing.total })
         const items = await repository.replaceOrderItems(trx, row.id, pricing.items)
-        await recordEvent(trx, 'order.created', { orderId: row.id, userId: row.user_id })
-        return toOrder(row, items)
+        const order = toOrder(row, items)
+        // The event carries the order as it was created, not as a subscriber later finds it.
+        await recordEvent(trx, 'order.created', { orderId: row.id, userId: row.user_id, order })
+        return order
       })
     },
 
@@ -198,14 +200,16 @@ export function createOrdersService({ db, cursors }: OrdersServiceDependencies) 
           throw conflict('ORDER_STATE_CONFLICT', `Cannot ${verb} order ${id}: its status is ${row.status} (it must be ${from}).`)
         }
         const updated = await repository.updateOrder(trx, id, { status: to })
+        const order = { ...current!, status: updated.status, updated_at: updated.updated_at.toISOString() }
         await recordEvent(trx, 'order.status_changed', {
           orderId: id,
           userId: row.user_id,
           from,
           to,
           ...(reason ? { reason } : {}),
+          order,
         })
-        return { ...current!, status: updated.status, updated_at: updated.updated_at.toISOString() }
+        return order
       })
     },
 

@@ -1,0 +1,167 @@
+/**
+ * Subscriptions over graphql-transport-ws with the graphql-ws client, against listening servers.
+ * Two instances share one database (two pools on PostgreSQL, one in-process PGlite otherwise):
+ * events caused on one reach subscribers on the other, in commit order, each once.
+ */
+import t from 'tap'
+import type { FastifyInstance } from 'fastify'
+import type { AddressInfo } from 'node:net'
+import WebSocket from 'ws'
+import { createClient, type Client } from 'graphql-ws'
+import { createDatabase } from '../../src/db/database.ts'
+import { bearer, build, createTestDatabase, tokenFor } from '../helper.ts'
+
+type Test = Parameters<typeof build>[0]
+
+async function listening(app: FastifyInstance): Promise<string> {
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  return `ws://127.0.0.1:${(app.server.address() as AddressInfo).port}/graphql`
+}
+
+/** Two instances on one database; the second on a pool of its own where the database has pools. */
+async function twoInstances(t: Test, env: Record<string, string> = {}) {
+  const database = await createTestDatabase(t)
+  const other = database.url ? await createDatabase({ url: database.url, poolSize: 5 }) : database
+  if (other !== database) t.teardown(() => other.close())
+  const a = await build(t, { database, env })
+  const b = await build(t, { database: other, env })
+  return { a, b, database }
+}
+
+function client(t: Test, url: string, token: string | undefined): Client {
+  const c = createClient({
+    url,
+    webSocketImpl: WebSocket,
+    lazy: false,
+    retryAttempts: 0,
+    connectionParams: token ? { Authorization: `Bearer ${token}` } : {},
+  })
+  t.teardown(() => c.dispose())
+  return c
+}
+
+/** Collects the events of one subscription until `count` arrived (or the wait times out). */
+function collect<T>(c: Client, query: string, count: number, timeoutMs = 15_000) {
+  const received: T[] = []
+  const errors: unknown[] = []
+  let ready!: () => void
+  const started = new Promise<void>((resolve) => (ready = resolve))
+  const done = new Promise<T[]>((resolve) => {
+    const timer = setTimeout(() => resolve(received), timeoutMs)
+    const unsubscribe = c.subscribe<T>(
+      { query },
+      {
+        next: (value) => {
+          if (value.errors) errors.push(...value.errors)
+          else received.push(value.data as T)
+          if (received.length >= count) {
+            clearTimeout(timer)
+            unsubscribe()
+            resolve(received)
+          }
+        },
+        error: (error) => {
+          errors.push(error)
+          clearTimeout(timer)
+          resolve(received)
+        },
+        complete: () => resolve(received),
+      },
+    )
+    // The subscription is registered on the server once the socket is acknowledged; give it a tick.
+    c.on('connected', () => setTimeout(ready, 200))
+  })
+  return { done, errors, started }
+}
+
+t.test('a subscriber on instance A receives, in commit order and once each, the events of 200 mutations made through B', async (t) => {
+  const { a, b } = await twoInstances(t)
+  const url = await listening(a)
+  const watcher = collect<{ orderCreated: { id: string; total: number; user: { name: string } } }>(
+    client(t, url, tokenFor(2, 'orders:read')),
+    'subscription { orderCreated { id total user { name } } }',
+    200,
+    60_000,
+  )
+  await watcher.started
+  const created: string[] = []
+  for (let i = 0; i < 200; i++) {
+    const response = await b.inject({ method: 'POST', url: '/api/v1/orders', headers: bearer(2, 'orders:write'), payload: { items: [{ sku: 'CB-404', qty: 1 + (i % 5) }] } })
+    created.push(String(response.json().id))
+  }
+  const events = await watcher.done
+  t.same(watcher.errors, [])
+  t.equal(events.length, 200, 'none missing')
+  t.same(events.map((event) => event.orderCreated.id), created, 'in commit order, none duplicated')
+  t.equal(events[0]!.orderCreated.user.name, 'Grace Hopper', 'payloads resolve like queries')
+})
+
+t.test("an order event never reaches another non-admin user; admins see every order", async (t) => {
+  const { a, b } = await twoInstances(t)
+  const url = await listening(a)
+  const alan = collect<{ orderCreated: { id: string } }>(client(t, url, tokenFor(3, 'orders:read')), 'subscription { orderCreated { id } }', 1, 3000)
+  const admin = collect<{ orderCreated: { id: string } }>(client(t, url, tokenFor(1, 'admin')), 'subscription { orderCreated { id } }', 1)
+  await Promise.all([alan.started, admin.started])
+  await b.inject({ method: 'POST', url: '/api/v1/orders', headers: bearer(2, 'orders:write'), payload: { items: [{ sku: 'KB-101', qty: 1 }] } })
+  t.equal((await admin.done).length, 1, 'the admin sees Grace\'s order')
+  t.equal((await alan.done).length, 0, 'Alan does not')
+})
+
+t.test('orderStatusChanged(orderId) and commentAdded(articleId) deliver only their record\'s events', async (t) => {
+  const { a, b } = await twoInstances(t)
+  const url = await listening(a)
+  const grace = bearer(2, 'orders:read orders:write articles:write')
+  const order = (await b.inject({ method: 'POST', url: '/api/v1/orders', headers: grace, payload: { items: [{ sku: 'KB-101', qty: 1 }] } })).json()
+  const other = (await b.inject({ method: 'POST', url: '/api/v1/orders', headers: grace, payload: { items: [{ sku: 'KB-101', qty: 1 }] } })).json()
+  const status = collect<{ orderStatusChanged: { id: string; status: string } }>(
+    client(t, url, tokenFor(2, 'orders:read')),
+    `subscription { orderStatusChanged(orderId: ${order.id}) { id status } }`,
+    2,
+  )
+  const comments = collect<{ commentAdded: { body: string; author: { name: string } } }>(
+    client(t, url, tokenFor(4, '')),
+    'subscription { commentAdded(articleId: 2) { body author { name } } }',
+    1,
+  )
+  await Promise.all([status.started, comments.started])
+  await b.inject({ method: 'POST', url: `/api/v1/orders/${other.id}/cancellation`, headers: grace })
+  await b.inject({ method: 'POST', url: `/api/v1/orders/${order.id}/payment`, headers: grace })
+  await b.inject({ method: 'POST', url: `/api/v1/orders/${order.id}/refund`, headers: grace })
+  await b.inject({ method: 'POST', url: '/api/v1/articles/1/comments', headers: grace, payload: { body: 'elsewhere' } })
+  await b.inject({ method: 'POST', url: '/api/v1/articles/2/comments', headers: grace, payload: { body: 'here' } })
+  t.same((await status.done).map((e) => e.orderStatusChanged.status), ['paid', 'refunded'])
+  t.same((await comments.done).map((e) => e.commentAdded), [{ body: 'here', author: { name: 'Grace Hopper' } }])
+})
+
+t.test('without a valid credential in connection_init the connection is refused', async (t) => {
+  const { a } = await twoInstances(t)
+  const url = await listening(a)
+  const refused = collect(client(t, url, 'not-a-token'), 'subscription { orderCreated { id } }', 1, 3000)
+  t.equal((await refused.done).length, 0)
+  t.ok(refused.errors.length > 0, 'the subscriber is told')
+  const anonymous = collect(client(t, url, undefined), 'subscription { orderCreated { id } }', 1, 3000)
+  await anonymous.done
+  t.match(JSON.stringify(anonymous.errors), /UNAUTHENTICATED/, 'no credential anywhere: UNAUTHENTICATED')
+})
+
+t.test('an event committed by an instance that died before relaying it is published by the next one', async (t) => {
+  const database = await createTestDatabase(t)
+  // A listens but does not relay; B commits and "dies" without relaying.
+  const a = await build(t, { database, env: { EVENTS_RELAY: 'false' } })
+  const url = await listening(a)
+  const watcher = collect<{ orderCreated: { id: string } }>(client(t, url, tokenFor(2, 'orders:read')), 'subscription { orderCreated { id } }', 1)
+  await watcher.started
+  const bDatabase = database.url ? await createDatabase({ url: database.url, poolSize: 2 }) : database
+  const b = await build({ teardown: () => {} }, { database: bDatabase, env: { EVENTS_RELAY: 'false' } })
+  const order = (await b.inject({ method: 'POST', url: '/api/v1/orders', headers: bearer(2, 'orders:write'), payload: { items: [{ sku: 'KB-101', qty: 1 }] } })).json()
+  await b.close()
+  if (bDatabase !== database) await bDatabase.close()
+  const pending = await database.db.selectFrom('outbox').select('id').where('published_at', 'is', null).execute()
+  t.equal(pending.length, 1, 'committed, not yet published')
+  // The next instance to start relays what is waiting.
+  const cDatabase = database.url ? await createDatabase({ url: database.url, poolSize: 2 }) : database
+  if (cDatabase !== database) t.teardown(() => cDatabase.close())
+  await build(t, { database: cDatabase })
+  const events = await watcher.done
+  t.same(events.map((e) => e.orderCreated.id), [String(order.id)])
+})
