@@ -97,8 +97,6 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
           return caller ? { caller } : false
         },
         keepAlive: 15_000,
-        // A subscriber that does not keep up has at most this many events queued on the server.
-        queueHighWaterMark: 100,
       },
       persistedQueryProvider: options.config.graphql.persistedOnly
         ? allowListedQueries(loadManifest(options.config.graphql.persistedManifest))

@@ -7,10 +7,23 @@
  * relaying are published by the next one.
  */
 import fp from 'fastify-plugin'
+import { deleteExpiredOutcomes } from '../db/repositories/idempotency-keys.ts'
 import pg from 'pg'
-import { EVENTS_CHANNEL, findEventPayload, OUTBOX_CHANNEL, relayOutboxBatch, type RelayedEvent } from '../db/repositories/outbox.ts'
+import {
+  deletePublishedEvents,
+  EVENTS_CHANNEL,
+  findEventPayload,
+  notifyFanOut,
+  OUTBOX_CHANNEL,
+  relayOutboxBatch,
+  type EventFanOut,
+  type RelayedEvent,
+} from '../db/repositories/outbox.ts'
+
+export const REDIS_EVENTS_CHANNEL = 'api:events'
 
 const POLL_MS = 1000
+const PRUNE_EVERY_TICKS = 60
 
 export default fp<{ relay: boolean }>(
   async function events(app, options) {
@@ -46,7 +59,7 @@ export default fp<{ relay: boolean }>(
         do {
           again = false
           try {
-            while ((await app.db.transaction().execute(relayOutboxBatch)) > 0) {
+            while ((await app.db.transaction().execute((trx) => relayOutboxBatch(trx, fanOut))) > 0) {
               // A full batch: more may be waiting.
             }
           } catch (error) {
@@ -61,6 +74,21 @@ export default fp<{ relay: boolean }>(
 
     const stopListening: Array<() => Promise<void>> = []
     const { url, pglite } = app.database
+    // With Redis, events fan out through a Redis channel; PostgreSQL still wakes the relays.
+    let fanOut: EventFanOut = notifyFanOut
+    if (app.redis) {
+      const publisher = app.redis
+      fanOut = async (_trx, event) => {
+        await publisher.publish(REDIS_EVENTS_CHANNEL, JSON.stringify(event))
+      }
+      const subscriber = app.redis.duplicate()
+      subscriber.on('error', (error) => app.log.warn({ err: error }, 'event subscriber connection error'))
+      subscriber.on('message', (_channel, message) => deliver(message))
+      await subscriber.subscribe(REDIS_EVENTS_CHANNEL)
+      stopListening.push(async () => {
+        subscriber.disconnect()
+      })
+    }
     if (url) {
       // A connection of its own, outside the pool: it stays LISTENing for the instance's lifetime
       // and must not hold up the pool's shutdown.
@@ -68,18 +96,31 @@ export default fp<{ relay: boolean }>(
       client.on('error', (error) => app.log.warn({ err: error }, 'event listener connection error'))
       await client.connect()
       client.on('notification', (notification) => {
-        if (notification.channel === EVENTS_CHANNEL && notification.payload) deliver(notification.payload)
+        if (notification.channel === EVENTS_CHANNEL && notification.payload && !app.redis) deliver(notification.payload)
         else if (notification.channel === OUTBOX_CHANNEL) void relay()
       })
       await client.query(`LISTEN ${EVENTS_CHANNEL}`)
       await client.query(`LISTEN ${OUTBOX_CHANNEL}`)
       stopListening.push(() => client.end())
     } else if (pglite) {
-      stopListening.push(await pglite.listen(EVENTS_CHANNEL, (payload) => deliver(payload)))
+      if (!app.redis) stopListening.push(await pglite.listen(EVENTS_CHANNEL, (payload) => deliver(payload)))
       stopListening.push(await pglite.listen(OUTBOX_CHANNEL, () => void relay()))
     }
 
-    const timer = setInterval(() => void relay(), POLL_MS)
+    // Housekeeping rides on the relay's timer: published events and expired idempotency keys.
+    let ticks = 0
+    const prune = async () => {
+      try {
+        await deletePublishedEvents(app.db)
+        await deleteExpiredOutcomes(app.db)
+      } catch (error) {
+        if (!closing) app.log.warn({ err: error }, 'pruning failed; retrying on a later tick')
+      }
+    }
+    const timer = setInterval(() => {
+      void relay()
+      if (options.relay && ++ticks % PRUNE_EVERY_TICKS === 0) void prune()
+    }, POLL_MS)
     timer.unref()
     app.addHook('onReady', async () => {
       void relay()
@@ -93,5 +134,5 @@ export default fp<{ relay: boolean }>(
       for (const stop of stopListening) await Promise.resolve().then(stop).catch(() => {})
     })
   },
-  { name: 'events', dependencies: ['db', 'graphql'] },
+  { name: 'events', dependencies: ['db', 'graphql', 'redis'] },
 )

@@ -8,7 +8,9 @@ import type { FastifyInstance } from 'fastify'
 import type { AddressInfo } from 'node:net'
 import WebSocket from 'ws'
 import { createClient, type Client } from 'graphql-ws'
+import { Redis } from 'ioredis'
 import { createDatabase } from '../../src/db/database.ts'
+import { REDIS_EVENTS_CHANNEL } from '../../src/plugins/events.ts'
 import { bearer, build, createTestDatabase, tokenFor } from '../helper.ts'
 
 type Test = Parameters<typeof build>[0]
@@ -164,4 +166,32 @@ t.test('an event committed by an instance that died before relaying it is publis
   await build(t, { database: cDatabase })
   const events = await watcher.done
   t.same(events.map((e) => e.orderCreated.id), [String(order.id)])
+})
+
+t.test('with Redis, events fan out through Redis pub/sub: every event once, in order, on the other instance', async (t) => {
+  const redisUrl = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379'
+  const probe = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+  probe.on('error', () => {})
+  try {
+    await probe.connect()
+  } catch {
+    if (process.env.CI) throw new Error(`Redis is not reachable at ${redisUrl}; CI must start it`)
+    t.skip(`no Redis reachable at ${redisUrl}`, async () => {})
+    return
+  }
+  t.teardown(() => probe.disconnect())
+  const before = Number(((await probe.pubsub('NUMSUB', REDIS_EVENTS_CHANNEL)) as [string, number])[1])
+  const { a, b } = await twoInstances(t, { REDIS_URL: redisUrl })
+  const subscribed = Number(((await probe.pubsub('NUMSUB', REDIS_EVENTS_CHANNEL)) as [string, number])[1])
+  t.ok(subscribed >= before + 2, 'both instances subscribe to the Redis events channel')
+  const url = await listening(a)
+  const watcher = collect<{ orderCreated: { id: string } }>(client(t, url, tokenFor(2, 'orders:read')), 'subscription { orderCreated { id } }', 50, 30_000)
+  await watcher.started
+  const created: string[] = []
+  for (let i = 0; i < 50; i++) {
+    const response = await b.inject({ method: 'POST', url: '/api/v1/orders', headers: bearer(2, 'orders:write'), payload: { items: [{ sku: 'CB-404', qty: 1 }] } })
+    created.push(String(response.json().id))
+  }
+  const events = await watcher.done
+  t.same(events.map((event) => event.orderCreated.id), created, 'all 50, in commit order, none duplicated')
 })

@@ -27,12 +27,20 @@ const RELAY_LOCK = 4_242_002
 const RELAY_BATCH = 100
 
 /**
- * Publishes the oldest unpublished events, in id order: each is re-notified on the events channel
- * in the same transaction that marks it published, so every instance receives it exactly when —
- * and only if — it is marked. One relay at a time across instances (an advisory lock), so events
+ * Publishes the oldest unpublished events, in id order, through `fanOut`. With the default
+ * (NOTIFY on the events channel, in the same transaction that marks them published) every
+ * instance receives each event exactly when — and only if — it is marked; a fan-out outside the
+ * database (Redis) publishes before the commit, so an event may be delivered twice, never lost. One relay at a time across instances (an advisory lock), so events
  * go out in order. Returns how many were relayed.
  */
-export async function relayOutboxBatch(trx: Executor): Promise<number> {
+export type EventFanOut = (trx: Executor, event: RelayedEvent) => Promise<void>
+
+/** PostgreSQL's own fan-out: delivered to every LISTENing instance when the relay commits. */
+export const notifyFanOut: EventFanOut = async (trx, event) => {
+  await sql`select pg_notify(${EVENTS_CHANNEL}, ${JSON.stringify(event)})`.execute(trx)
+}
+
+export async function relayOutboxBatch(trx: Executor, fanOut: EventFanOut = notifyFanOut): Promise<number> {
   const locked = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${RELAY_LOCK}) as locked`.execute(trx)
   if (!locked.rows[0]?.locked) return 0
   const rows = await trx
@@ -42,10 +50,7 @@ export async function relayOutboxBatch(trx: Executor): Promise<number> {
     .orderBy('id')
     .limit(RELAY_BATCH)
     .execute()
-  for (const row of rows) {
-    const event: RelayedEvent = { id: row.id, topic: row.topic as EventTopic }
-    await sql`select pg_notify(${EVENTS_CHANNEL}, ${JSON.stringify(event)})`.execute(trx)
-  }
+  for (const row of rows) await fanOut(trx, { id: row.id, topic: row.topic as EventTopic })
   if (rows.length > 0) {
     await trx
       .updateTable('outbox')
@@ -60,4 +65,14 @@ export async function findEventPayload(db: Executor, id: number): Promise<Record
   const row = await db.selectFrom('outbox').select('payload').where('id', '=', id).executeTakeFirst()
   if (!row) return undefined
   return (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload) as Record<string, unknown>
+}
+
+/** Published events are kept a day for inspection, then removed. */
+export async function deletePublishedEvents(db: Executor, olderThanSeconds = 24 * 60 * 60): Promise<number> {
+  const result = await db
+    .deleteFrom('outbox')
+    .where('published_at', 'is not', null)
+    .where('published_at', '<', sql<Date>`now() - make_interval(secs => ${olderThanSeconds})`)
+    .executeTakeFirst()
+  return Number(result.numDeletedRows)
 }
