@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import type { Response as LightMyRequestResponse } from 'light-my-request'
 import type { LogEvent } from 'kysely'
+import { Redis } from 'ioredis'
 import pg from 'pg'
 import { buildApp } from '../src/app.ts'
 import { createTokenSigner } from '../src/auth/tokens.ts'
@@ -101,4 +102,25 @@ export function tokenFor(sub: number | string, scope = 'orders:read orders:write
 
 export function bearer(sub: number | string, scope?: string): { authorization: string } {
   return { authorization: `Bearer ${tokenFor(sub, scope)}` }
+}
+
+/**
+ * The Redis that tests share state through, or undefined when none answers: such a test then
+ * skips with a message, except in CI, which starts Redis and where its absence is a failure.
+ */
+export async function reachableRedis(t: { skip(message: string, fn: () => unknown): void }): Promise<string | undefined> {
+  const url = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379'
+  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+  probe.on('error', () => {})
+  try {
+    await probe.connect()
+    await probe.ping()
+    return url
+  } catch {
+    if (process.env.CI) throw new Error(`Redis is not reachable at ${url}; CI must start it`)
+    t.skip(`no Redis reachable at ${url}: start one to run this test`, async () => {})
+    return undefined
+  } finally {
+    probe.disconnect()
+  }
 }

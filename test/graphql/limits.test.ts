@@ -1,8 +1,7 @@
 import t from 'tap'
-import { Redis } from 'ioredis'
 import { randomBytes } from 'node:crypto'
 import { getIntrospectionQuery } from 'graphql'
-import { bearer, build, createTestDatabase } from '../helper.ts'
+import { bearer, build, createTestDatabase, reachableRedis } from '../helper.ts'
 
 const admin = bearer(1, 'admin')
 const modern = { ...admin, accept: 'application/graphql-response+json' }
@@ -60,18 +59,8 @@ t.test('an empty bucket is RATE_LIMITED with 429 and Retry-After; introspection 
 })
 
 t.test('two instances sharing Redis share one points bucket', async (t) => {
-  const url = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379'
-  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
-  probe.on('error', () => {})
-  try {
-    await probe.connect()
-  } catch {
-    if (process.env.CI) throw new Error(`Redis is not reachable at ${url}; CI must start it`)
-    t.skip(`no Redis reachable at ${url}`, async () => {})
-    return
-  } finally {
-    probe.disconnect()
-  }
+  const url = await reachableRedis(t)
+  if (!url) return
   const env = { REDIS_URL: url, GRAPHQL_COST_BUCKET: '500', GRAPHQL_COST_RESTORE_RATE: '1' }
   const database = await createTestDatabase(t)
   const a = await build(t, { env, database })

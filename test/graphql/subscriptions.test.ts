@@ -11,7 +11,7 @@ import { createClient, type Client } from 'graphql-ws'
 import { Redis } from 'ioredis'
 import { createDatabase } from '../../src/db/database.ts'
 import { REDIS_EVENTS_CHANNEL } from '../../src/plugins/events.ts'
-import { bearer, build, createTestDatabase, tokenFor } from '../helper.ts'
+import { bearer, build, createTestDatabase, reachableRedis, tokenFor } from '../helper.ts'
 
 type Test = Parameters<typeof build>[0]
 
@@ -169,16 +169,9 @@ t.test('an event committed by an instance that died before relaying it is publis
 })
 
 t.test('with Redis, events fan out through Redis pub/sub: every event once, in order, on the other instance', async (t) => {
-  const redisUrl = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379'
-  const probe = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
-  probe.on('error', () => {})
-  try {
-    await probe.connect()
-  } catch {
-    if (process.env.CI) throw new Error(`Redis is not reachable at ${redisUrl}; CI must start it`)
-    t.skip(`no Redis reachable at ${redisUrl}`, async () => {})
-    return
-  }
+  const redisUrl = await reachableRedis(t)
+  if (!redisUrl) return
+  const probe = new Redis(redisUrl)
   t.teardown(() => probe.disconnect())
   const before = Number(((await probe.pubsub('NUMSUB', REDIS_EVENTS_CHANNEL)) as [string, number])[1])
   const { a, b } = await twoInstances(t, { REDIS_URL: redisUrl })

@@ -1,7 +1,6 @@
 import t from 'tap'
-import { Redis } from 'ioredis'
 import { randomBytes } from 'node:crypto'
-import { bearer, build, createTestDatabase } from '../helper.ts'
+import { bearer, build, createTestDatabase, reachableRedis } from '../helper.ts'
 
 t.test('the 601st request in a window is 429 with Retry-After and a quota-exceeded problem', async (t) => {
   const app = await build(t)
@@ -35,21 +34,9 @@ t.test('without a valid token the budget is per IP', async (t) => {
   t.same(statuses, [401, 401, 401, 429])
 })
 
-const redisUrl = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379'
-
 t.test('two instances sharing Redis share one budget', async (t) => {
-  const probe = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
-  probe.on('error', () => {})
-  try {
-    await probe.connect()
-    await probe.ping()
-  } catch {
-    if (process.env.CI) throw new Error(`Redis is not reachable at ${redisUrl}; CI must start it`)
-    t.skip(`no Redis reachable at ${redisUrl}: start one to run this test`, async () => {})
-    return
-  } finally {
-    probe.disconnect()
-  }
+  const redisUrl = await reachableRedis(t)
+  if (!redisUrl) return
   // A subject of its own, so parallel runs against the same Redis never share a counter.
   const subject = 100_000 + randomBytes(2).readUInt16BE(0)
   const env = { REDIS_URL: redisUrl, RATE_LIMIT_MAX: '10' }
