@@ -3,16 +3,16 @@
  * needs articles:write; an article is changed or deleted by its author or an admin. Creations
  * record their outbox event in the same transaction.
  */
-import type { Kysely } from 'kysely'
 import type { Caller } from '../../auth/caller.ts'
 import { requireOwnerOrAdmin, requireScope } from '../../auth/policy.ts'
 import { recordEvent } from '../../db/repositories/outbox.ts'
-import type { ArticleRow, CommentRow, Database } from '../../db/schema.ts'
+import type { ArticleRow, CommentRow } from '../../db/schema.ts'
 import { inTransaction, type Executor } from '../../db/transaction.ts'
 import { notFound, unprocessable } from '../../errors.ts'
 import type { Article, Comment } from '../../generated/openapi/schemas.ts'
-import { parseSort, resumePosition, type CursorCodec } from '../../pagination/cursor.ts'
+import { parseSort, resumePosition } from '../../pagination/cursor.ts'
 import type { Page } from '../../pagination/page.ts'
+import type { ServiceDependencies } from '../service-dependencies.ts'
 import { userExists } from '../users/users.repository.ts'
 import { cacheReferences } from '../../graphql/cache.ts'
 import * as repository from './articles.repository.ts'
@@ -39,15 +39,7 @@ function sortKey(row: ArticleRow, field: repository.ArticleSortField): string | 
   return field === 'created_at' ? row.created_at.toISOString() : row[field]
 }
 
-export function createArticlesService({
-  db,
-  cursors,
-  invalidate,
-}: {
-  db: Kysely<Database>
-  cursors: CursorCodec
-  invalidate: (references: string[]) => Promise<void>
-}) {
+export function createArticlesService({ db, cursors, invalidate }: ServiceDependencies) {
   async function loadWritable(executor: Executor, caller: Caller, id: number): Promise<ArticleRow> {
     requireScope(caller, 'articles:write')
     const row = await repository.findArticle(executor, id, { lock: true })

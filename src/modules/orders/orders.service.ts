@@ -3,16 +3,16 @@
  * an order, the state machine, pricing from the catalog, and keyset pages. Every change and its
  * outbox event commit in one transaction. Services return API types, never rows.
  */
-import type { Kysely } from 'kysely'
 import type { Caller } from '../../auth/caller.ts'
 import { requireOwnerOrAdmin, requireScope } from '../../auth/policy.ts'
-import type { Database, OrderItemRow, OrderRow, OrderStatus } from '../../db/schema.ts'
+import type { OrderItemRow, OrderRow, OrderStatus } from '../../db/schema.ts'
 import { recordEvent } from '../../db/repositories/outbox.ts'
 import { inTransaction, type Executor } from '../../db/transaction.ts'
 import { conflict, forbidden, notFound, unprocessable } from '../../errors.ts'
 import type { Order, OrderItem } from '../../generated/openapi/schemas.ts'
-import { parseSort, resumePosition, type CursorCodec } from '../../pagination/cursor.ts'
+import { parseSort, resumePosition } from '../../pagination/cursor.ts'
 import type { Page } from '../../pagination/page.ts'
+import type { ServiceDependencies } from '../service-dependencies.ts'
 import { userExists } from '../users/users.repository.ts'
 import { priceItems, type RequestedItem } from './order-pricing.ts'
 import * as repository from './orders.repository.ts'
@@ -43,7 +43,6 @@ export interface OrderListQuery {
   limit: number
 }
 
-
 export function toOrderItem(row: Pick<OrderItemRow, 'sku' | 'qty' | 'unit_price'>): OrderItem {
   return { sku: row.sku, qty: row.qty, unit_price: row.unit_price }
 }
@@ -64,12 +63,7 @@ function sortKey(row: OrderRow, field: repository.OrderSortField): string | numb
   return field === 'created_at' ? row.created_at.toISOString() : row[field]
 }
 
-export interface OrdersServiceDependencies {
-  db: Kysely<Database>
-  cursors: CursorCodec
-}
-
-export function createOrdersService({ db, cursors }: OrdersServiceDependencies) {
+export function createOrdersService({ db, cursors }: Pick<ServiceDependencies, 'db' | 'cursors'>) {
   /** Rows to API orders, with every order's items fetched in one statement. */
   async function withItems(executor: Executor, rows: readonly OrderRow[]): Promise<Order[]> {
     const items = await repository.findItemsOfOrders(executor, rows.map((row) => row.id))

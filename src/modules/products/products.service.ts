@@ -1,13 +1,12 @@
 /** The product catalog: any valid token may read it; only admins add to it. */
-import type { Kysely } from 'kysely'
 import type { Caller } from '../../auth/caller.ts'
 import { requireAdmin } from '../../auth/policy.ts'
-import type { Database, ProductRow } from '../../db/schema.ts'
+import type { ProductRow } from '../../db/schema.ts'
 import type { Executor } from '../../db/transaction.ts'
 import { conflict } from '../../errors.ts'
 import type { Product } from '../../generated/openapi/schemas.ts'
-import type { CursorCodec } from '../../pagination/cursor.ts'
 import type { Page } from '../../pagination/page.ts'
+import type { ServiceDependencies } from '../service-dependencies.ts'
 import { cacheReferences } from '../../graphql/cache.ts'
 import * as repository from './products.repository.ts'
 
@@ -15,15 +14,7 @@ export function toProduct(row: ProductRow): Product {
   return { sku: row.sku, name: row.name, price: row.price }
 }
 
-export function createProductsService({
-  db,
-  cursors,
-  invalidate,
-}: {
-  db: Kysely<Database>
-  cursors: CursorCodec
-  invalidate: (references: string[]) => Promise<void>
-}) {
+export function createProductsService({ db, cursors, invalidate }: ServiceDependencies) {
   return {
     async list(_caller: Caller, query: { cursor?: string | undefined; limit: number }): Promise<Page<Product>> {
       const afterSku = query.cursor === undefined ? undefined : String(cursors.decode(query.cursor, 'products').key[0])

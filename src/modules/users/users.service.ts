@@ -2,15 +2,14 @@
  * The rules of users (decisions §2-§3): a user record is visible to that user and to admins;
  * listing and creating users is for admins.
  */
-import type { Kysely } from 'kysely'
 import type { Caller } from '../../auth/caller.ts'
 import { requireAdmin, requireOwnerOrAdmin } from '../../auth/policy.ts'
-import type { CompanyRow, Database, UserRow } from '../../db/schema.ts'
+import type { CompanyRow, UserRow } from '../../db/schema.ts'
 import { inTransaction, type Executor } from '../../db/transaction.ts'
 import { notFound, unprocessable } from '../../errors.ts'
 import type { User } from '../../generated/openapi/schemas.ts'
-import type { CursorCodec } from '../../pagination/cursor.ts'
 import type { Page } from '../../pagination/page.ts'
+import type { ServiceDependencies } from '../service-dependencies.ts'
 import * as repository from './users.repository.ts'
 
 export interface Company {
@@ -26,7 +25,7 @@ export function toCompany(row: CompanyRow): Company {
   return { id: row.id, name: row.name }
 }
 
-export function createUsersService({ db, cursors }: { db: Kysely<Database>; cursors: CursorCodec }) {
+export function createUsersService({ db, cursors }: Pick<ServiceDependencies, 'db' | 'cursors'>) {
   return {
     async get(caller: Caller, id: number): Promise<User> {
       // Ownership first: whether another user's id exists is not the caller's business.

@@ -1,0 +1,11 @@
+import type { Kysely } from 'kysely'
+import type { Database } from '../db/schema.ts'
+import type { CursorCodec } from '../pagination/cursor.ts'
+
+/** What every domain service is built from (see src/services.ts). */
+export interface ServiceDependencies {
+  db: Kysely<Database>
+  cursors: CursorCodec
+  /** Tells caches that public data changed (references as in src/graphql/cache.ts). */
+  invalidate: (references: string[]) => Promise<void>
+}
