@@ -29,6 +29,14 @@ export interface AppConfig {
     /** Compile a query with graphql-jit after this many runs; 0 turns JIT off. */
     jit: number
   }
+  subscriptions: {
+    /** Undelivered events a subscription may queue before its connection is closed with 1013. */
+    queueLimit: number
+    /** WebSocket ping interval; a peer that misses one is disconnected. */
+    keepAliveMs: number
+    /** How long a new connection has to send connection_init. */
+    initTimeoutMs: number
+  }
 }
 
 export class ConfigError extends Error {
@@ -60,14 +68,14 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
 }
 
 /** Accepts plain milliseconds or a number with a unit: `60000`, `60s`, `1m`, `1h`. */
-function duration(env: Env, name: string, fallbackMs: number): number {
+function duration(env: Env, name: string, fallbackMs: number, minMs = 1000): number {
   const raw = env[name]
   if (raw === undefined || raw === '') return fallbackMs
   const match = /^(\d+)(ms|s|m|h)?$/.exec(raw.trim())
   if (!match) throw new ConfigError(name, `must be a duration such as 60000, 60s or 1m, got "${raw}"`)
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(match[2] ?? 'ms') as 'ms' | 's' | 'm' | 'h']
   const value = Number(match[1]) * unit
-  if (value < 1000) throw new ConfigError(name, 'must be at least one second')
+  if (value < minMs) throw new ConfigError(name, minMs === 1000 ? 'must be at least one second' : `must be at least ${minMs} ms`)
   return value
 }
 
@@ -121,6 +129,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
       persistedOnly: boolean(env, 'GRAPHQL_PERSISTED_ONLY', false),
       persistedManifest: env.GRAPHQL_PERSISTED_MANIFEST || 'src/generated/graphql/persisted-queries.json',
       jit: integer(env, 'GRAPHQL_JIT', 1, 0, 1000),
+    },
+    subscriptions: {
+      queueLimit: integer(env, 'SUBSCRIPTION_QUEUE_LIMIT', 1000, 1, 1_000_000),
+      keepAliveMs: duration(env, 'SUBSCRIPTION_KEEPALIVE', 15_000, 10),
+      initTimeoutMs: duration(env, 'SUBSCRIPTION_INIT_TIMEOUT', 10_000, 10),
     },
   }
 }

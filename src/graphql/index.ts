@@ -6,7 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { readFileSync } from 'node:fs'
-import mercurius, { type PersistedQueryProvider } from 'mercurius'
+import mercurius, { type CustomPubSub, type PersistedQueryProvider } from 'mercurius'
 import type { Caller } from '../auth/caller.ts'
 import type { AppConfig } from '../config.ts'
 import { unauthenticated } from '../errors.ts'
@@ -16,12 +16,16 @@ import { operationCost } from './cost.ts'
 import { registerPublicDataCache } from './cache.ts'
 import { depthLimitRule } from './limits.ts'
 import { graphqlResolvers } from './resolvers.ts'
+import { createBoundedPubSub, SLOW_SUBSCRIBER_CLOSE_CODE } from './pubsub.ts'
+import { registerSubscriptionTransport } from './websocket.ts'
 
 declare module 'mercurius' {
   interface MercuriusContext {
     caller: Caller
     /** What this operation cost and what the caller has left: `extensions.cost` of the response. */
     cost?: CostReport
+    /** On a subscription: ends the subscriber's connection because it fell too far behind. */
+    closeAsTooSlow?: () => void
   }
 }
 
@@ -76,6 +80,12 @@ function rejectUnauthenticated(request: FastifyRequest, reply: FastifyReply): Fa
 export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
   async function graphql(app, options) {
     const { resolvers, loaders } = graphqlResolvers()
+    const { subscriptions } = options.config
+    const sockets = await registerSubscriptionTransport(app, {
+      keepAliveMs: subscriptions.keepAliveMs,
+      initTimeoutMs: subscriptions.initTimeoutMs,
+      closeGraceMs: 2000,
+    })
     await app.register(mercurius, {
       schema: options.sdl,
       resolvers: resolvers as never,
@@ -86,17 +96,14 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
       validationRules: [depthLimitRule(options.config.graphql.maxDepth)],
       jit: options.config.graphql.jit,
       errorFormatter: formatGraphqlErrors as never,
-      // graphql-transport-ws. The credential comes in the connection_init payload
-      // ({"Authorization": "Bearer …"}), or on the upgrade request itself.
+      // graphql-transport-ws. Connections are admitted (or refused) in websocket.ts.
       subscription: {
-        context: (_socket, request) => (request.caller ? { caller: request.caller } : {}),
-        onConnect: ({ payload }) => {
-          const authorization = (payload as Record<string, unknown> | undefined)?.Authorization ?? (payload as Record<string, unknown> | undefined)?.authorization
-          if (authorization === undefined) return true
-          const { caller } = app.authenticate(String(authorization))
-          return caller ? { caller } : false
-        },
-        keepAlive: 15_000,
+        // The typings ask for an `emitter` that Mercurius never reads from a custom pubsub.
+        pubsub: createBoundedPubSub(subscriptions.queueLimit) as unknown as CustomPubSub,
+        context: (socket, request) => ({
+          caller: sockets.callerOf(socket) ?? request.caller,
+          closeAsTooSlow: () => socket.close(SLOW_SUBSCRIBER_CLOSE_CODE, 'Subscriber too slow: events were dropped'),
+        }),
       },
       persistedQueryProvider: options.config.graphql.persistedOnly
         ? allowListedQueries(loadManifest(options.config.graphql.persistedManifest))

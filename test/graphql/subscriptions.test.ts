@@ -4,21 +4,14 @@
  * events caused on one reach subscribers on the other, in commit order, each once.
  */
 import t from 'tap'
-import type { FastifyInstance } from 'fastify'
-import type { AddressInfo } from 'node:net'
-import WebSocket from 'ws'
-import { createClient, type Client } from 'graphql-ws'
+import type { Client } from 'graphql-ws'
 import { Redis } from 'ioredis'
 import { createDatabase } from '../../src/db/database.ts'
 import { REDIS_EVENTS_CHANNEL } from '../../src/plugins/events.ts'
 import { bearer, build, createTestDatabase, reachableRedis, tokenFor } from '../helper.ts'
+import { client, listening } from './subscription-clients.ts'
 
 type Test = Parameters<typeof build>[0]
-
-async function listening(app: FastifyInstance): Promise<string> {
-  await app.listen({ host: '127.0.0.1', port: 0 })
-  return `ws://127.0.0.1:${(app.server.address() as AddressInfo).port}/graphql`
-}
 
 /** Two instances on one database; the second on a pool of its own where the database has pools. */
 async function twoInstances(t: Test, env: Record<string, string> = {}) {
@@ -28,18 +21,6 @@ async function twoInstances(t: Test, env: Record<string, string> = {}) {
   const a = await build(t, { database, env })
   const b = await build(t, { database: other, env })
   return { a, b, database }
-}
-
-function client(t: Test, url: string, token: string | undefined): Client {
-  const c = createClient({
-    url,
-    webSocketImpl: WebSocket,
-    lazy: false,
-    retryAttempts: 0,
-    connectionParams: token ? { Authorization: `Bearer ${token}` } : {},
-  })
-  t.teardown(() => c.dispose())
-  return c
 }
 
 /** Collects the events of one subscription until `count` arrived (or the wait times out). */
@@ -133,17 +114,6 @@ t.test('orderStatusChanged(orderId) and commentAdded(articleId) deliver only the
   await b.inject({ method: 'POST', url: '/api/v1/articles/2/comments', headers: grace, payload: { body: 'here' } })
   t.same((await status.done).map((e) => e.orderStatusChanged.status), ['paid', 'refunded'])
   t.same((await comments.done).map((e) => e.commentAdded), [{ body: 'here', author: { name: 'Grace Hopper' } }])
-})
-
-t.test('without a valid credential in connection_init the connection is refused', async (t) => {
-  const { a } = await twoInstances(t)
-  const url = await listening(a)
-  const refused = collect(client(t, url, 'not-a-token'), 'subscription { orderCreated { id } }', 1, 3000)
-  t.equal((await refused.done).length, 0)
-  t.ok(refused.errors.length > 0, 'the subscriber is told')
-  const anonymous = collect(client(t, url, undefined), 'subscription { orderCreated { id } }', 1, 3000)
-  await anonymous.done
-  t.match(JSON.stringify(anonymous.errors), /UNAUTHENTICATED/, 'no credential anywhere: UNAUTHENTICATED')
 })
 
 t.test('an event committed by an instance that died before relaying it is published by the next one', async (t) => {

@@ -2,6 +2,7 @@
 import type { MercuriusContext } from 'mercurius'
 import mercurius from 'mercurius'
 import { subscriptionError } from '../../graphql/errors.ts'
+import { subscribeBounded } from '../../graphql/pubsub.ts'
 import { callerOf, idempotentMutation, orNull, parseCount, parseId, subscriber } from '../../graphql/arguments.ts'
 import type { Article, Comment } from '../../generated/openapi/schemas.ts'
 
@@ -43,7 +44,7 @@ export const articleResolvers = {
           } catch (error) {
             throw subscriptionError(error)
           }
-          return ctx.pubsub.subscribe('comment.added')
+          return subscribeBounded(ctx, 'comment.added')
         },
         (payload: { articleId: number }, args: { articleId: string }) => String(payload.articleId) === String(args.articleId),
       ),

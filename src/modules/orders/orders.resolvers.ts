@@ -11,6 +11,7 @@ import mercurius from 'mercurius'
 import { isOwnerOrAdmin, requireScope } from '../../auth/policy.ts'
 import { subscriber } from '../../graphql/arguments.ts'
 import { subscriptionError } from '../../graphql/errors.ts'
+import { subscribeBounded } from '../../graphql/pubsub.ts'
 import { forbidden } from '../../errors.ts'
 
 type OrderWithCursor = Order & { cursor?: string }
@@ -28,7 +29,7 @@ function subscribeTo<Args>(topic: string, matches: (payload: OrderEvent, args: A
       } catch (error) {
         throw subscriptionError(error)
       }
-      return ctx.pubsub.subscribe(topic)
+      return subscribeBounded(ctx, topic)
     },
     (payload: OrderEvent, args: Args, ctx: MercuriusContext) => isOwnerOrAdmin(ctx.caller, payload.userId) && matches(payload, args),
   )

@@ -1,0 +1,80 @@
+/**
+ * Clients for subscription tests against a listening instance: the graphql-ws library, as an
+ * application would use it, and a bare graphql-transport-ws socket for what the library hides
+ * (WebSocket pings, close codes, a reader that stops reading).
+ */
+import type { FastifyInstance } from 'fastify'
+import type { AddressInfo } from 'node:net'
+import { once } from 'node:events'
+import WebSocket from 'ws'
+import { createClient, type Client } from 'graphql-ws'
+
+type Teardown = { teardown(fn: () => unknown): void }
+
+export async function listening(app: FastifyInstance): Promise<string> {
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  return `ws://127.0.0.1:${(app.server.address() as AddressInfo).port}/graphql`
+}
+
+export function client(t: Teardown, url: string, token: string | undefined): Client {
+  const c = createClient({
+    url,
+    webSocketImpl: WebSocket,
+    lazy: false,
+    retryAttempts: 0,
+    // Tests read a refused connection from the subscription's error sink; the default prints it.
+    onNonLazyError: () => {},
+    connectionParams: token ? { Authorization: `Bearer ${token}` } : {},
+  })
+  t.teardown(() => c.dispose())
+  return c
+}
+
+export interface RawConnection {
+  socket: WebSocket
+  /** The messages received so far, parsed. */
+  messages: Array<{ type: string; id?: string; payload?: unknown }>
+  closed: Promise<{ code: number; reason: string }>
+  send(message: object): void
+  /** Resolves with the first message of `type`. */
+  next(type: string): Promise<{ type: string; id?: string; payload?: unknown }>
+}
+
+export async function rawConnection(t: Teardown, url: string, options: WebSocket.ClientOptions = {}): Promise<RawConnection> {
+  const socket = new WebSocket(url, 'graphql-transport-ws', options)
+  t.teardown(() => socket.terminate())
+  const messages: RawConnection['messages'] = []
+  const waiting: Array<{ type: string; resolve: (message: RawConnection['messages'][number]) => void }> = []
+  socket.on('message', (data) => {
+    const message = JSON.parse(String(data)) as RawConnection['messages'][number]
+    messages.push(message)
+    for (const waiter of waiting.filter((w) => w.type === message.type)) {
+      waiting.splice(waiting.indexOf(waiter), 1)
+      waiter.resolve(message)
+    }
+  })
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    socket.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
+  )
+  await once(socket, 'open')
+  return {
+    socket,
+    messages,
+    closed,
+    send: (message) => socket.send(JSON.stringify(message)),
+    next: (type) => {
+      const seen = messages.find((m) => m.type === type)
+      return seen ? Promise.resolve(seen) : new Promise((resolve) => waiting.push({ type, resolve }))
+    },
+  }
+}
+
+/** Polls `condition` every 20 ms until it holds or `timeoutMs` passes; returns whether it held. */
+export async function eventually(condition: () => boolean, timeoutMs = 5000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs
+  while (!condition()) {
+    if (Date.now() > deadline) return false
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  return true
+}
