@@ -100,8 +100,9 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
       subscription: {
         // The typings ask for an `emitter` that Mercurius never reads from a custom pubsub.
         pubsub: createBoundedPubSub(subscriptions.queueLimit) as unknown as CustomPubSub,
-        context: (socket, request) => ({
-          caller: sockets.callerOf(socket) ?? request.caller,
+        // websocket.ts already weighed the upgrade header against connection_init's credential.
+        context: (socket) => ({
+          caller: sockets.callerOf(socket),
           closeAsTooSlow: () => socket.close(SLOW_SUBSCRIBER_CLOSE_CODE, 'Subscriber too slow: events were dropped'),
         }),
       },

@@ -16,10 +16,10 @@ import type { IncomingMessage } from 'node:http'
 import type { WebSocket } from 'ws'
 import type { Caller } from '../auth/caller.ts'
 
-export const CLOSE_UNAUTHORIZED = 4401
-export const CLOSE_FORBIDDEN = 4403
-export const CLOSE_INIT_TIMEOUT = 4408
-export const CLOSE_GOING_AWAY = 1001
+const CLOSE_UNAUTHORIZED = 4401
+const CLOSE_FORBIDDEN = 4403
+const CLOSE_INIT_TIMEOUT = 4408
+const CLOSE_GOING_AWAY = 1001
 
 export interface SubscriptionTransportOptions {
   keepAliveMs: number

@@ -33,8 +33,7 @@ async function subscribedConnection(t: Parameters<typeof build>[0], queueLimit: 
   const app = await build(t, { env: { EVENTS_RELAY: 'false', SUBSCRIPTION_QUEUE_LIMIT: String(queueLimit) } })
   const pubsub = app.graphql.pubsub as unknown as BoundedPubSub
   const connection = await rawConnection(t, await listening(app))
-  connection.send({ type: 'connection_init', payload: { Authorization: `Bearer ${tokenFor(2, 'orders:read')}` } })
-  await connection.next('connection_ack')
+  await connection.init(tokenFor(2, 'orders:read'))
   connection.send({ id: '1', type: 'subscribe', payload: { query } })
   return { pubsub, connection, subscribed: await eventually(() => pubsub.subscriptionCount('order.created') === 1) }
 }

@@ -36,6 +36,8 @@ export interface RawConnection {
   messages: Array<{ type: string; id?: string; payload?: unknown }>
   closed: Promise<{ code: number; reason: string }>
   send(message: object): void
+  /** Sends connection_init with the bearer `token` and waits for the acknowledgement. */
+  init(token: string): Promise<void>
   /** Resolves with the first message of `type`. */
   next(type: string): Promise<{ type: string; id?: string; payload?: unknown }>
 }
@@ -57,14 +59,20 @@ export async function rawConnection(t: Teardown, url: string, options: WebSocket
     socket.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
   )
   await once(socket, 'open')
+  const send = (message: object) => socket.send(JSON.stringify(message))
+  const next = (type: string) => {
+    const seen = messages.find((m) => m.type === type)
+    return seen ? Promise.resolve(seen) : new Promise<RawConnection['messages'][number]>((resolve) => waiting.push({ type, resolve }))
+  }
   return {
     socket,
     messages,
     closed,
-    send: (message) => socket.send(JSON.stringify(message)),
-    next: (type) => {
-      const seen = messages.find((m) => m.type === type)
-      return seen ? Promise.resolve(seen) : new Promise((resolve) => waiting.push({ type, resolve }))
+    send,
+    next,
+    init: async (token) => {
+      send({ type: 'connection_init', payload: { Authorization: `Bearer ${token}` } })
+      await next('connection_ack')
     },
   }
 }

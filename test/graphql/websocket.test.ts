@@ -63,8 +63,7 @@ t.test('the server pings every keep-alive interval and disconnects a peer that s
   responsive.socket.on('ping', () => pings++)
   // ws answers pings itself unless told not to: this peer never does.
   const silent = await rawConnection(t, url, { autoPong: false })
-  for (const connection of [responsive, silent]) connection.send({ type: 'connection_init', payload: { Authorization: `Bearer ${tokenFor(2, 'orders:read')}` } })
-  await Promise.all([responsive.next('connection_ack'), silent.next('connection_ack')])
+  await Promise.all([responsive, silent].map((connection) => connection.init(tokenFor(2, 'orders:read'))))
   const silentClosed = await silent.closed
   t.equal(silentClosed.code, 1006, 'the silent peer\'s socket was terminated')
   await new Promise((resolve) => setTimeout(resolve, 500))
@@ -90,11 +89,9 @@ t.test('unsubscribing and disconnecting release the subscription on the server',
 t.test('shutdown closes subscribers with 1001 Going Away, and does not wait on one that stopped reading', async (t) => {
   const app = await build(t, { env: { EVENTS_RELAY: 'false' } })
   const url = await listening(app)
-  const init = { type: 'connection_init', payload: { Authorization: `Bearer ${tokenFor(2, 'orders:read')}` } }
   const reading = await rawConnection(t, url)
   const stalled = await rawConnection(t, url)
-  for (const connection of [reading, stalled]) connection.send(init)
-  await Promise.all([reading.next('connection_ack'), stalled.next('connection_ack')])
+  await Promise.all([reading, stalled].map((connection) => connection.init(tokenFor(2, 'orders:read'))))
   stalled.socket.pause()
   await app.close()
   t.same(await reading.closed, { code: 1001, reason: 'Server shutting down' })
