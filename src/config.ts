@@ -36,6 +36,8 @@ export interface AppConfig {
     keepAliveMs: number
     /** How long a new connection has to send connection_init. */
     initTimeoutMs: number
+    /** Active subscriptions one WebSocket may carry; a further subscribe gets an error. */
+    maxPerConnection: number
   }
 }
 
@@ -134,6 +136,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       queueLimit: integer(env, 'SUBSCRIPTION_QUEUE_LIMIT', 1000, 1, 1_000_000),
       keepAliveMs: duration(env, 'SUBSCRIPTION_KEEPALIVE', 15_000, 10),
       initTimeoutMs: duration(env, 'SUBSCRIPTION_INIT_TIMEOUT', 10_000, 10),
+      maxPerConnection: integer(env, 'SUBSCRIPTION_MAX_PER_CONNECTION', 100, 1, 10_000),
     },
   }
 }

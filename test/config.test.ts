@@ -30,6 +30,8 @@ t.test('a bad value stops the start with a message naming the variable', async (
     [{ SUBSCRIPTION_QUEUE_LIMIT: '0' }, /^Invalid configuration: SUBSCRIPTION_QUEUE_LIMIT /],
     [{ SUBSCRIPTION_KEEPALIVE: '5ms' }, /^Invalid configuration: SUBSCRIPTION_KEEPALIVE must be at least 10 ms/],
     [{ SUBSCRIPTION_INIT_TIMEOUT: 'never' }, /^Invalid configuration: SUBSCRIPTION_INIT_TIMEOUT /],
+    [{ SUBSCRIPTION_MAX_PER_CONNECTION: '0' }, /^Invalid configuration: SUBSCRIPTION_MAX_PER_CONNECTION must be between 1 and 10000/],
+    [{ SUBSCRIPTION_MAX_PER_CONNECTION: 'many' }, /^Invalid configuration: SUBSCRIPTION_MAX_PER_CONNECTION must be a whole number/],
   ]
   for (const [env, message] of cases) {
     t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env))
@@ -45,6 +47,7 @@ t.test('durations accept units', async (t) => {
   t.equal(loadConfig({ RATE_LIMIT_WINDOW: '1m' }).rateLimit.windowMs, 60_000)
   t.equal(loadConfig({ RATE_LIMIT_WINDOW: '90s' }).rateLimit.windowMs, 90_000)
   t.equal(loadConfig({ RATE_LIMIT_WINDOW: '5000' }).rateLimit.windowMs, 5000)
-  t.same(loadConfig({}).subscriptions, { queueLimit: 1000, keepAliveMs: 15_000, initTimeoutMs: 10_000 })
+  t.same(loadConfig({}).subscriptions, { queueLimit: 1000, keepAliveMs: 15_000, initTimeoutMs: 10_000, maxPerConnection: 100 })
   t.equal(loadConfig({ SUBSCRIPTION_KEEPALIVE: '100ms' }).subscriptions.keepAliveMs, 100)
+  t.equal(loadConfig({ SUBSCRIPTION_MAX_PER_CONNECTION: '5' }).subscriptions.maxPerConnection, 5)
 })

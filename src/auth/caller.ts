@@ -6,6 +6,8 @@ export interface Caller {
   scopes: ReadonlySet<string>
   /** `admin` lifts ownership limits and satisfies every scope requirement. */
   admin: boolean
+  /** When the token stops being valid (its `exp`), in milliseconds since the epoch. */
+  expiresAt: number
 }
 
 export const SCOPES = ['orders:read', 'orders:write', 'articles:write', 'admin'] as const

@@ -26,6 +26,8 @@ declare module 'mercurius' {
     cost?: CostReport
     /** On a subscription: ends the subscriber's connection because it fell too far behind. */
     closeAsTooSlow?: () => void
+    /** On a subscription connection: admits a subscribe or throws its error (websocket.ts). */
+    admitSubscription?: (id: string) => void
   }
 }
 
@@ -85,6 +87,7 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
       keepAliveMs: subscriptions.keepAliveMs,
       initTimeoutMs: subscriptions.initTimeoutMs,
       closeGraceMs: 2000,
+      maxSubscriptions: subscriptions.maxPerConnection,
     })
     await app.register(mercurius, {
       schema: options.sdl,
@@ -104,12 +107,16 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
         context: (socket) => ({
           caller: sockets.callerOf(socket),
           closeAsTooSlow: () => socket.close(SLOW_SUBSCRIBER_CLOSE_CODE, 'Subscriber too slow: events were dropped'),
+          admitSubscription: (id: string) => sockets.admitSubscription(socket, id),
         }),
       },
       persistedQueryProvider: options.config.graphql.persistedOnly
         ? allowListedQueries(loadManifest(options.config.graphql.persistedManifest))
         : mercurius.persistedQueryDefaults.automatic(1024),
     })
+
+    // The per-connection subscription limit, before Mercurius keeps anything for the operation.
+    app.graphql.addHook('preSubscriptionParsing', async (_schema, _source, context, id) => context.admitSubscription?.(String(id)))
 
     const { maxCost, costBucket, costRestoreRate } = options.config.graphql
     const bucket = app.redis

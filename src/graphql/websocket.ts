@@ -4,6 +4,16 @@
  * - Admission: the credential of `connection_init` (or of the upgrade request) is checked as the
  *   message arrives; a refused connection is closed the graphql-transport-ws way, 4401 without any
  *   credential, 4403 with one that is not valid, and never acknowledged.
+ * - A connection lives no longer than its credential: at the token's `exp` it is closed with 4403
+ *   "token expired", and its subscriptions end with it.
+ * - At most `maxSubscriptions` active subscriptions per connection. An operation is active from the
+ *   client's `subscribe` until the server's `complete` or `error` for it: Mercurius answers a
+ *   client's `complete` with its own once it has stopped the subscription, so whichever way an
+ *   operation ends, it frees its slot exactly once. A subscribe over the limit gets an `error` on its
+ *   id (BAD_REQUEST, reason TOO_MANY_SUBSCRIPTIONS) and the connection goes on. As the protocol
+ *   says, a subscribe reusing the id of an active operation is closed with 4409, and one without a
+ *   string id and query with 4400 (Mercurius would run a query sent as an object without the hook
+ *   that counts it).
  * - 4408 for a connection that sends no `connection_init` in time.
  * - Keep-alive: a WebSocket ping every `keepAliveMs`; a peer that has not answered the previous
  *   ping by the next one is gone and its socket is terminated (its subscriptions end with it).
@@ -12,43 +22,103 @@
  */
 import websocket from '@fastify/websocket'
 import type { FastifyInstance } from 'fastify'
+import { GraphQLError } from 'graphql'
 import type { IncomingMessage } from 'node:http'
 import type { WebSocket } from 'ws'
 import type { Caller } from '../auth/caller.ts'
 
+const CLOSE_INVALID_MESSAGE = 4400
 const CLOSE_UNAUTHORIZED = 4401
 const CLOSE_FORBIDDEN = 4403
 const CLOSE_INIT_TIMEOUT = 4408
+const CLOSE_DUPLICATE_OPERATION = 4409
 const CLOSE_GOING_AWAY = 1001
+/** setTimeout's longest delay: a token valid for longer is waited for in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1
 
 export interface SubscriptionTransportOptions {
   keepAliveMs: number
   initTimeoutMs: number
   closeGraceMs: number
+  /** Active subscriptions one connection may carry. */
+  maxSubscriptions: number
 }
 
 export interface SubscriptionSockets {
   /** The caller a connection was admitted as (undefined before connection_init). */
   callerOf(socket: WebSocket): Caller | undefined
+  /**
+   * Lets Mercurius start the operation `id` of `socket`, or throws the error the client gets on it
+   * instead. Mercurius' preSubscriptionParsing hook calls it, before Mercurius keeps anything for
+   * the operation.
+   */
+  admitSubscription(socket: WebSocket, id: string): void
 }
 
-function initPayloadAuthorization(message: unknown): { isInit: boolean; authorization?: string } {
-  let data: unknown
+interface Operation {
+  /** False for a subscribe refused over the limit. */
+  holdsSlot: boolean
+  /**
+   * The client sent `complete`. Checked when Mercurius starts the operation: a complete that came
+   * before then, Mercurius would lose, and the subscription would live on.
+   */
+  completedByClient: boolean
+}
+
+interface Connection {
+  caller: Caller | undefined
+  /** Operations from the client's subscribe until the server's complete or error, by id. */
+  operations: Map<string, Operation>
+  /** How many of them hold a slot. */
+  active: number
+}
+
+interface ClientMessage {
+  type: string
+  id?: unknown
+  payload?: unknown
+}
+
+function parseMessage(data: unknown): ClientMessage | undefined {
+  let message: unknown
   try {
-    data = JSON.parse(String(message))
+    message = JSON.parse(String(data))
   } catch {
-    return { isInit: false }
+    return undefined
   }
-  if (typeof data !== 'object' || data === null || (data as { type?: unknown }).type !== 'connection_init') return { isInit: false }
-  const payload = (data as { payload?: unknown }).payload
-  if (typeof payload !== 'object' || payload === null) return { isInit: true }
+  if (typeof message !== 'object' || message === null || !('type' in message) || typeof message.type !== 'string') return undefined
+  return message as ClientMessage
+}
+
+function initAuthorization(payload: unknown): string | undefined {
+  if (typeof payload !== 'object' || payload === null) return undefined
   const value = (payload as Record<string, unknown>).Authorization ?? (payload as Record<string, unknown>).authorization
-  return { isInit: true, authorization: value === undefined ? undefined : String(value) }
+  return value === undefined ? undefined : String(value)
+}
+
+function isSubscribePayload(payload: unknown): boolean {
+  return typeof payload === 'object' && payload !== null && 'query' in payload && typeof payload.query === 'string'
+}
+
+function refused(message: string, extensions: Record<string, unknown>): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: 'BAD_REQUEST', ...extensions } })
+}
+
+/**
+ * Calls `onSent` with every text message the server sends on `socket` except `next` (Mercurius
+ * writes `type` first), which are the many and say nothing about an operation ending.
+ */
+function observeSent(socket: WebSocket, onSent: (message: string) => void): void {
+  const send = socket.send
+  socket.send = function sendObserved(this: WebSocket, data: unknown, ...rest: unknown[]) {
+    Reflect.apply(send, this, [data, ...rest])
+    if (typeof data === 'string' && !data.startsWith('{"type":"next"')) onSent(data)
+  }
 }
 
 /** Registers @fastify/websocket for Mercurius with the behaviour above. */
 export async function registerSubscriptionTransport(app: FastifyInstance, options: SubscriptionTransportOptions): Promise<SubscriptionSockets> {
-  const admitted = new WeakMap<WebSocket, Caller>()
+  const connections = new WeakMap<WebSocket, Connection>()
   const alive = new WeakSet<WebSocket>()
 
   await app.register(websocket, {
@@ -69,22 +139,81 @@ export async function registerSubscriptionTransport(app: FastifyInstance, option
   })
 
   app.websocketServer.on('connection', (socket: WebSocket, request: IncomingMessage) => {
+    const connection: Connection = { caller: undefined, operations: new Map(), active: 0 }
+    connections.set(socket, connection)
     alive.add(socket)
     socket.on('pong', () => alive.add(socket))
     const initTimer = setTimeout(() => socket.close(CLOSE_INIT_TIMEOUT, 'Connection initialisation timeout'), options.initTimeoutMs)
-    const admit = (message: unknown) => {
-      const { isInit, authorization } = initPayloadAuthorization(message)
-      if (!isInit) return
+    let expiryTimer: NodeJS.Timeout | undefined
+    const closeAtExpiry = (expiresAt: number) => {
+      const remaining = expiresAt - Date.now()
+      expiryTimer = remaining > MAX_TIMER_MS
+        ? setTimeout(() => closeAtExpiry(expiresAt), MAX_TIMER_MS)
+        : setTimeout(() => socket.close(CLOSE_FORBIDDEN, 'token expired'), remaining)
+    }
+    socket.once('close', () => {
       clearTimeout(initTimer)
-      socket.off('message', admit)
+      clearTimeout(expiryTimer)
+    })
+
+    let initialised = false
+    const admit = (payload: unknown) => {
+      initialised = true
+      clearTimeout(initTimer)
       // The connection_init credential wins over the upgrade request's header.
-      const { caller, error } = app.authenticate(authorization ?? request.headers.authorization)
-      if (caller) admitted.set(socket, caller)
-      else if (error !== undefined) socket.close(CLOSE_FORBIDDEN, `Forbidden: ${error}`.slice(0, 123))
+      const { caller, error } = app.authenticate(initAuthorization(payload) ?? request.headers.authorization)
+      if (caller) {
+        connection.caller = caller
+        closeAtExpiry(caller.expiresAt)
+      } else if (error !== undefined) socket.close(CLOSE_FORBIDDEN, `Forbidden: ${error}`.slice(0, 123))
       else socket.close(CLOSE_UNAUTHORIZED, 'Unauthorized: send {"Authorization": "Bearer <token>"} in connection_init')
     }
-    socket.on('message', admit)
-    socket.once('close', () => clearTimeout(initTimer))
+
+    const subscribe = ({ id, payload }: ClientMessage) => {
+      if (typeof id !== 'string' || id === '' || !isSubscribePayload(payload)) {
+        socket.close(CLOSE_INVALID_MESSAGE, 'Invalid message received')
+        return
+      }
+      if (connection.operations.has(id)) {
+        const reason = `Subscriber for ${id} already exists`
+        socket.close(CLOSE_DUPLICATE_OPERATION, Buffer.byteLength(reason) <= 123 ? reason : 'Subscriber for that id already exists')
+        return
+      }
+      const holdsSlot = connection.active < options.maxSubscriptions
+      if (holdsSlot) connection.active++
+      connection.operations.set(id, { holdsSlot, completedByClient: false })
+    }
+
+    // Runs as each message arrives, before Mercurius (which queues messages) handles it.
+    socket.on('message', (data) => {
+      const message = parseMessage(data)
+      if (!message) return
+      if (!initialised) {
+        if (message.type === 'connection_init') admit(message.payload)
+        return
+      }
+      if (!connection.caller) return
+      if (message.type === 'subscribe') subscribe(message)
+      else if (message.type === 'complete' && typeof message.id === 'string') {
+        const operation = connection.operations.get(message.id)
+        if (operation) operation.completedByClient = true
+      }
+    })
+
+    observeSent(socket, (sent) => {
+      const message = parseMessage(sent)
+      if ((message?.type !== 'complete' && message?.type !== 'error') || typeof message.id !== 'string') return
+      const operation = connection.operations.get(message.id)
+      if (!operation) return
+      connection.operations.delete(message.id)
+      if (!operation.holdsSlot) return
+      connection.active--
+      // Mercurius 16 keeps a failed subscription's context (about 8 kB) until the connection
+      // closes, so failing subscribes would grow memory without holding a slot. A complete for the
+      // id makes it drop them, as a client's complete would; it arrives after whatever the client
+      // sent before, and nothing can reuse the id in between.
+      if (message.type === 'error') socket.emit('message', Buffer.from(JSON.stringify({ id: message.id, type: 'complete' })), false)
+    })
   })
 
   const heartbeat = setInterval(() => {
@@ -100,5 +229,20 @@ export async function registerSubscriptionTransport(app: FastifyInstance, option
   heartbeat.unref()
   app.addHook('onClose', async () => clearInterval(heartbeat))
 
-  return { callerOf: (socket) => admitted.get(socket) }
+  return {
+    callerOf: (socket) => connections.get(socket)?.caller,
+    admitSubscription(socket, id) {
+      const operation = connections.get(socket)?.operations.get(id)
+      if (socket.readyState !== socket.OPEN) throw refused('The connection is closing.', {})
+      // Every subscribe Mercurius handles went through the message listener above first.
+      if (!operation) throw refused('The connection did not take this operation.', {})
+      if (!operation.holdsSlot) {
+        throw refused(
+          `This connection already carries ${options.maxSubscriptions} subscriptions, the most one connection may: complete one or open another connection.`,
+          { reason: 'TOO_MANY_SUBSCRIPTIONS', limit: options.maxSubscriptions },
+        )
+      }
+      if (operation.completedByClient) throw refused('The client completed this operation before it started.', {})
+    },
+  }
 }
