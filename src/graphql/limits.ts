@@ -99,6 +99,13 @@ export function enforceOperationLimits(limits: GraphqlLimits, bucket: CostBucket
     if (!('operation' in executing)) throw notExecutable(executing)
     const { operation } = executing
 
+    // Mercurius refuses a mutation over GET, but not over the HEAD Fastify serves with the GET
+    // handler. The code is Mercurius' own, so errors.ts answers both alike (405, Allow: POST).
+    const method = context.reply?.request.method
+    if (operation.operation !== 'query' && method !== undefined && method !== 'POST') {
+      throw Object.assign(new Error(`A ${operation.operation} cannot be sent with ${method}.`), { code: 'MER_ERR_METHOD_NOT_ALLOWED' })
+    }
+
     const depth = operationDepth(executing)
     if (depth > limits.maxDepth) {
       throw new GraphQLError(`The operation nests ${depth} levels deep; the limit is ${limits.maxDepth}.`, {
