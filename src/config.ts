@@ -22,6 +22,8 @@ export interface AppConfig {
   graphql: {
     maxDepth: number
     maxCost: number
+    /** Root fields one mutation operation may run (aliases counted). */
+    maxMutations: number
     costBucket: number
     costRestoreRate: number
     persistedOnly: boolean
@@ -126,6 +128,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     graphql: {
       maxDepth: integer(env, 'GRAPHQL_MAX_DEPTH', 10, 1, 100),
       maxCost: integer(env, 'GRAPHQL_MAX_COST', 5000, 1, 10_000_000),
+      maxMutations: integer(env, 'GRAPHQL_MAX_MUTATIONS', 25, 1, 10_000),
       costBucket: integer(env, 'GRAPHQL_COST_BUCKET', 20_000, 1, 100_000_000),
       costRestoreRate: integer(env, 'GRAPHQL_COST_RESTORE_RATE', 1000, 1, 100_000_000),
       persistedOnly: boolean(env, 'GRAPHQL_PERSISTED_ONLY', false),

@@ -14,6 +14,7 @@ t.test('defaults follow decisions §1 and §9', async (t) => {
     [config.graphql.maxDepth, config.graphql.maxCost, config.graphql.costBucket, config.graphql.costRestoreRate],
     [10, 5000, 20_000, 1000],
   )
+  t.equal(config.graphql.maxMutations, 25)
 })
 
 t.test('a bad value stops the start with a message naming the variable', async (t) => {
@@ -26,6 +27,8 @@ t.test('a bad value stops the start with a message naming the variable', async (
     [{ SEED: 'maybe' }, /^Invalid configuration: SEED /],
     [{ JWT_SECRET: 'short' }, /^Invalid configuration: JWT_SECRET /],
     [{ GRAPHQL_MAX_DEPTH: '0' }, /^Invalid configuration: GRAPHQL_MAX_DEPTH /],
+    [{ GRAPHQL_MAX_MUTATIONS: '0' }, /^Invalid configuration: GRAPHQL_MAX_MUTATIONS /],
+    [{ GRAPHQL_MAX_MUTATIONS: 'many' }, /^Invalid configuration: GRAPHQL_MAX_MUTATIONS /],
     [{ RATE_LIMIT_WINDOW: '500ms' }, /^Invalid configuration: RATE_LIMIT_WINDOW must be at least one second/],
     [{ SUBSCRIPTION_QUEUE_LIMIT: '0' }, /^Invalid configuration: SUBSCRIPTION_QUEUE_LIMIT /],
     [{ SUBSCRIPTION_KEEPALIVE: '5ms' }, /^Invalid configuration: SUBSCRIPTION_KEEPALIVE must be at least 10 ms/],

@@ -1,58 +1,62 @@
 /**
- * The cost model of decisions §9, computed from the document before execution: a scalar or enum
- * field costs 0; an object field costs 1 plus its selection; a list field multiplies that by its
- * `first`/`last` argument, or by the default page size (20) where it has none. Introspection
- * (`__schema`, `__type`, `__typename`) is free, so tools that introspect are never refused.
+ * The cost model of decisions §9, computed before execution on the operation that will execute
+ * (executing-operation.ts): a scalar or enum field costs 0; an object field costs 1 plus its
+ * selection; a list field multiplies that by its `first`/`last` argument, or by the default page
+ * size (20) where it has none. Arguments are read as graphql-js will pass them to the resolver:
+ * from literals or coerced variables, declared variable defaults included. A selection that
+ * `@skip`/`@include` leave out costs nothing. Introspection (`__schema`, `__type`, `__typename`)
+ * is free, so tools that introspect are never refused.
  */
 import {
+  getArgumentValues,
   getNamedType,
   getNullableType,
   GraphQLList,
   isCompositeType,
-  isObjectType,
   isInterfaceType,
+  isObjectType,
   Kind,
-  type DocumentNode,
   type FieldNode,
-  type FragmentDefinitionNode,
   type GraphQLCompositeType,
+  type GraphQLField,
   type GraphQLSchema,
-  type OperationDefinitionNode,
   type SelectionSetNode,
-  type ValueNode,
 } from 'graphql'
+import { isIncluded, type ExecutingOperation } from './executing-operation.ts'
 
 export const DEFAULT_LIST_SIZE = 20
 
-function argumentValue(node: ValueNode | undefined, variables: Record<string, unknown>): number | undefined {
-  if (!node) return undefined
-  if (node.kind === Kind.INT) return Number(node.value)
-  if (node.kind === Kind.VARIABLE) {
-    const value = variables[node.name.value]
-    return typeof value === 'number' ? value : undefined
+function listSize(field: GraphQLField<unknown, unknown>, node: FieldNode, variables: ExecutingOperation['variables']): number {
+  let args: Record<string, unknown>
+  try {
+    args = getArgumentValues(field, node, variables)
+  } catch {
+    // An argument that does not coerce fails its field when it executes: nothing is fetched for it.
+    return DEFAULT_LIST_SIZE
   }
-  return undefined
-}
-
-function listSize(field: FieldNode, variables: Record<string, unknown>): number {
   for (const name of ['first', 'last']) {
-    const value = argumentValue(field.arguments?.find((argument) => argument.name.value === name)?.value, variables)
+    const value = args[name]
     // A negative or absurd size is refused by the resolver; the cost uses what was asked.
-    if (value !== undefined && value > 0) return value
+    if (typeof value === 'number' && value > 0) return value
   }
   return DEFAULT_LIST_SIZE
 }
 
-interface CostContext {
+interface CostWalk {
   schema: GraphQLSchema
-  fragments: Record<string, FragmentDefinitionNode>
-  variables: Record<string, unknown>
+  operation: ExecutingOperation
+  /**
+   * Each fragment is priced once per request, however often it is spread: without this, a short
+   * document spreading fragments into fragments costs exponential time just to price.
+   */
+  fragmentCosts: Map<string, number>
 }
 
-function selectionCost(selectionSet: SelectionSetNode | undefined, parent: GraphQLCompositeType, context: CostContext, seen: Set<string>): number {
+function selectionCost(selectionSet: SelectionSetNode | undefined, parent: GraphQLCompositeType, walk: CostWalk): number {
   if (!selectionSet) return 0
   let total = 0
   for (const selection of selectionSet.selections) {
+    if (!isIncluded(selection, walk.operation.variables)) continue
     if (selection.kind === Kind.FIELD) {
       if (selection.name.value.startsWith('__')) continue
       if (!isObjectType(parent) && !isInterfaceType(parent)) continue
@@ -60,41 +64,35 @@ function selectionCost(selectionSet: SelectionSetNode | undefined, parent: Graph
       if (!field) continue
       const named = getNamedType(field.type)
       if (!isCompositeType(named)) continue
-      const single = 1 + selectionCost(selection.selectionSet, named, context, seen)
-      total += getNullableType(field.type) instanceof GraphQLList ? single * listSize(selection, context.variables) : single
+      const single = 1 + selectionCost(selection.selectionSet, named, walk)
+      total += getNullableType(field.type) instanceof GraphQLList ? single * listSize(field, selection, walk.operation.variables) : single
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-      const type = selection.typeCondition ? context.schema.getType(selection.typeCondition.name.value) : parent
-      total += selectionCost(selection.selectionSet, isCompositeType(type) ? type : parent, context, seen)
+      const type = selection.typeCondition ? walk.schema.getType(selection.typeCondition.name.value) : parent
+      total += selectionCost(selection.selectionSet, isCompositeType(type) ? type : parent, walk)
     } else {
-      const name = selection.name.value
-      const fragment = context.fragments[name]
-      if (!fragment || seen.has(name)) continue
-      const type = context.schema.getType(fragment.typeCondition.name.value)
-      total += selectionCost(fragment.selectionSet, isCompositeType(type) ? type : parent, context, new Set([...seen, name]))
+      total += fragmentCost(selection.name.value, parent, walk)
     }
   }
   return total
 }
 
-export function selectOperation(document: DocumentNode, operationName: string | undefined | null): OperationDefinitionNode | undefined {
-  const operations = document.definitions.filter((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION)
-  return operationName ? operations.find((operation) => operation.name?.value === operationName) : operations[0]
+function fragmentCost(name: string, parent: GraphQLCompositeType, walk: CostWalk): number {
+  const known = walk.fragmentCosts.get(name)
+  if (known !== undefined) return known
+  const fragment = walk.operation.fragments[name]
+  if (!fragment) return 0
+  // A fragment cycle is refused by graphql's validation before this runs; were one here, it adds nothing.
+  walk.fragmentCosts.set(name, 0)
+  const type = walk.schema.getType(fragment.typeCondition.name.value)
+  const cost = selectionCost(fragment.selectionSet, isCompositeType(type) ? type : parent, walk)
+  walk.fragmentCosts.set(name, cost)
+  return cost
 }
 
-export function operationCost(
-  schema: GraphQLSchema,
-  document: DocumentNode,
-  operationName: string | undefined | null,
-  variables: Record<string, unknown> = {},
-): number {
-  const operation = selectOperation(document, operationName)
-  if (!operation) return 0
-  const root = operation.operation === 'query' ? schema.getQueryType() : operation.operation === 'mutation' ? schema.getMutationType() : schema.getSubscriptionType()
+export function operationCost(schema: GraphQLSchema, operation: ExecutingOperation): number {
+  const root = schema.getRootType(operation.operation.operation)
   if (!root) return 0
-  const fragments = Object.fromEntries(
-    document.definitions
-      .filter((definition): definition is FragmentDefinitionNode => definition.kind === Kind.FRAGMENT_DEFINITION)
-      .map((definition) => [definition.name.value, definition]),
-  )
-  return selectionCost(operation.selectionSet, root, { schema, fragments, variables }, new Set())
+  const cost = selectionCost(operation.operation.selectionSet, root, { schema, operation, fragmentCosts: new Map() })
+  // A hostile document can multiply past any float; the report stays a number.
+  return Math.min(cost, Number.MAX_SAFE_INTEGER)
 }

@@ -12,9 +12,8 @@ import type { AppConfig } from '../config.ts'
 import { unauthenticated } from '../errors.ts'
 import { formatGraphqlErrors, GRAPHQL_RESPONSE_MEDIA_TYPE, wantsGraphqlResponse } from './errors.ts'
 import { createMemoryCostBucket, createRedisCostBucket } from './cost-bucket.ts'
-import { operationCost } from './cost.ts'
 import { registerPublicDataCache } from './cache.ts'
-import { depthLimitRule } from './limits.ts'
+import { enforceOperationLimits } from './limits.ts'
 import { graphqlResolvers } from './resolvers.ts'
 import { createBoundedPubSub, SLOW_SUBSCRIBER_CLOSE_CODE } from './pubsub.ts'
 import { registerSubscriptionTransport } from './websocket.ts'
@@ -68,10 +67,6 @@ function allowListedQueries(manifest: Record<string, string>): PersistedQueryPro
   }
 }
 
-function limitError(code: 'COST_LIMIT_EXCEEDED' | 'RATE_LIMITED', message: string, extensions: Record<string, unknown>): Error {
-  return Object.assign(new Error(message), { code, extensions })
-}
-
 function rejectUnauthenticated(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
   if (request.caller) return undefined
   const error = unauthenticated(request.credentialError ?? 'A bearer token is required.', request.credentialError !== undefined)
@@ -96,7 +91,6 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
       path: '/graphql',
       graphiql: options.config.nodeEnv !== 'production',
       context: (request) => ({ caller: request.caller as Caller }),
-      validationRules: [depthLimitRule(options.config.graphql.maxDepth)],
       jit: options.config.graphql.jit,
       errorFormatter: formatGraphqlErrors as never,
       // graphql-transport-ws. Connections are admitted (or refused) in websocket.ts.
@@ -118,32 +112,13 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
     // The per-connection subscription limit, before Mercurius keeps anything for the operation.
     app.graphql.addHook('preSubscriptionParsing', async (_schema, _source, context, id) => context.admitSubscription?.(String(id)))
 
-    const { maxCost, costBucket, costRestoreRate } = options.config.graphql
+    const { costBucket, costRestoreRate } = options.config.graphql
     const bucket = app.redis
       ? createRedisCostBucket(app.redis, costBucket, costRestoreRate)
       : createMemoryCostBucket(costBucket, costRestoreRate)
 
-    // Cost analysis and the caller's points bucket, before anything executes.
-    app.graphql.addHook('preExecution', async (schema, document, context, variables) => {
-      const operationName = (context.reply?.request.body as { operationName?: string } | undefined)?.operationName
-      const cost = operationCost(schema, document, operationName, (variables ?? {}) as Record<string, unknown>)
-      const report = (available: number): CostReport => ({
-        requestedQueryCost: cost,
-        throttleStatus: { maximumAvailable: costBucket, currentlyAvailable: available, restoreRate: costRestoreRate },
-      })
-      if (cost > maxCost) {
-        context.cost = report((await bucket.take(context.caller.subject, 0)).available)
-        throw limitError('COST_LIMIT_EXCEEDED', `The operation costs ${cost} points; the limit is ${maxCost}.`, { cost, maxCost })
-      }
-      const taken = await bucket.take(context.caller.subject, cost)
-      context.cost = report(taken.available)
-      if (!taken.allowed) {
-        context.reply?.header('retry-after', String(taken.retryAfterSeconds))
-        throw limitError('RATE_LIMITED', `Not enough points left: the operation costs ${cost}, ${taken.available} are available.`, {
-          retryAfter: taken.retryAfterSeconds,
-        })
-      }
-    })
+    // Depth, cost, the mutation count and the caller's points bucket, before anything executes.
+    app.graphql.addHook('preExecution', enforceOperationLimits(options.config.graphql, bucket))
     app.graphql.addHook('onResolution', async (execution, context) => {
       if (context.cost) (execution as { extensions?: Record<string, unknown> }).extensions = { ...execution.extensions, cost: context.cost }
     })

@@ -1,61 +1,139 @@
 /**
- * Limits applied before execution (decisions §9). The depth rule counts the selections a query
- * makes on our types; the introspection subtree (`__schema`, `__type`) is exempt, so the standard
- * introspection query that GraphiQL and code generators send is never refused.
+ * Limits applied before execution (decisions §9, §12), all measured on the one operation that
+ * will execute, with its coerced variables (executing-operation.ts), so they hold alike over POST,
+ * GET with `operationName`, automatic persisted queries and the allow-list:
+ *
+ * - depth: how deep the selections nest on our types; the introspection subtree (`__schema`,
+ *   `__type`) is exempt, so the introspection query GraphiQL and code generators send is never
+ *   refused;
+ * - cost (cost.ts), and the caller's points bucket (cost-bucket.ts);
+ * - mutations: how many root fields of a mutation run, aliases and fragments spread at the root
+ *   resolved, so one request cannot create thousands of records.
+ *
+ * A refused operation never reaches a resolver, so it runs no SQL.
  */
-import {
-  GraphQLError,
-  Kind,
-  type ASTVisitor,
-  type FragmentDefinitionNode,
-  type SelectionSetNode,
-  type ValidationContext,
-} from 'graphql'
+import { GraphQLError, Kind, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from 'graphql'
+// The field collection graphql-js executes the root selection with (internal in its typings, but
+// exported): aliases are separate fields, one response key is one execution, @skip/@include apply.
+import { collectFields } from 'graphql/execution/collectFields.js'
+import type { MercuriusContext, PreExecutionHookResponse } from 'mercurius'
+import type { AppConfig } from '../config.ts'
+import type { CostBucket } from './cost-bucket.ts'
+import { operationCost } from './cost.ts'
+import { executingOperation, isIncluded, requestedOperationName, type ExecutingOperation } from './executing-operation.ts'
+import type { CostReport } from './index.ts'
 
-function depthOf(
-  selectionSet: SelectionSetNode | undefined,
-  fragments: Record<string, FragmentDefinitionNode>,
-  visited: Set<string>,
-): number {
+type GraphqlLimits = Pick<AppConfig['graphql'], 'maxDepth' | 'maxCost' | 'maxMutations'>
+
+function selectionDepth(selectionSet: SelectionSetNode | undefined, operation: ExecutingOperation, fragmentDepths: Map<string, number>): number {
   if (!selectionSet) return 0
   let deepest = 0
   for (const selection of selectionSet.selections) {
+    if (!isIncluded(selection, operation.variables)) continue
     if (selection.kind === Kind.FIELD) {
       if (selection.name.value.startsWith('__')) continue
-      deepest = Math.max(deepest, selection.selectionSet ? 1 + depthOf(selection.selectionSet, fragments, visited) : 1)
+      deepest = Math.max(deepest, selection.selectionSet ? 1 + selectionDepth(selection.selectionSet, operation, fragmentDepths) : 1)
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-      deepest = Math.max(deepest, depthOf(selection.selectionSet, fragments, visited))
+      deepest = Math.max(deepest, selectionDepth(selection.selectionSet, operation, fragmentDepths))
     } else {
       const name = selection.name.value
-      const fragment = fragments[name]
-      // A fragment cycle is reported by graphql's own NoFragmentCycles rule.
-      if (!fragment || visited.has(name)) continue
-      deepest = Math.max(deepest, depthOf(fragment.selectionSet, fragments, new Set([...visited, name])))
+      // Each fragment is measured once per request, however often it is spread (see cost.ts).
+      let depth = fragmentDepths.get(name)
+      if (depth === undefined) {
+        const fragment = operation.fragments[name]
+        // A fragment cycle is refused by graphql's validation before this runs.
+        fragmentDepths.set(name, 0)
+        depth = fragment ? selectionDepth(fragment.selectionSet, operation, fragmentDepths) : 0
+        fragmentDepths.set(name, depth)
+      }
+      deepest = Math.max(deepest, depth)
     }
   }
   return deepest
 }
 
-export function depthLimitRule(maxDepth: number) {
-  return (context: ValidationContext): ASTVisitor => {
-    const document = context.getDocument()
-    const fragments = Object.fromEntries(
-      document.definitions
-        .filter((definition): definition is FragmentDefinitionNode => definition.kind === Kind.FRAGMENT_DEFINITION)
-        .map((definition) => [definition.name.value, definition]),
-    )
-    return {
-      OperationDefinition(operation) {
-        const depth = depthOf(operation.selectionSet, fragments, new Set())
-        if (depth > maxDepth) {
-          context.reportError(
-            new GraphQLError(`The operation nests ${depth} levels deep; the limit is ${maxDepth}.`, {
-              nodes: [operation],
-              extensions: { code: 'DEPTH_LIMIT_EXCEEDED', depth, maxDepth },
-            }),
-          )
-        }
-      },
+export function operationDepth(operation: ExecutingOperation): number {
+  return selectionDepth(operation.operation.selectionSet, operation, new Map())
+}
+
+/** How many root fields a mutation runs: one resolver call, and one write, each. */
+export function mutationCount(schema: GraphQLSchema, operation: ExecutingOperation): number {
+  const root = schema.getMutationType()
+  if (operation.operation.operation !== 'mutation' || !root) return 0
+  const fields = collectFields(schema, operation.fragments, operation.variables, root, operation.operation.selectionSet)
+  return [...fields.values()].filter(([field]) => field !== undefined && !field.name.value.startsWith('__')).length
+}
+
+function limitError(code: 'COST_LIMIT_EXCEEDED' | 'RATE_LIMITED', message: string, extensions: Record<string, unknown>): Error {
+  return Object.assign(new Error(message), { code, extensions })
+}
+
+/** graphql's own errors for a request it would not execute (no such operation, variables that do not coerce). */
+function notExecutable(errors: readonly GraphQLError[]): Error {
+  return Object.assign(new Error('The request cannot be executed.'), { errors })
+}
+
+function operationCount(document: DocumentNode): number {
+  return document.definitions.filter((definition) => definition.kind === Kind.OPERATION_DEFINITION).length
+}
+
+/**
+ * The preExecution hook: the operation is found, measured, refused or charged to the caller's
+ * bucket. Mercurius' graphql-jit cache is keyed by the document text alone and runs whichever
+ * operation it was compiled for, whatever `operationName` a later request names; so for a document
+ * with several operations the hook hands the document back, which makes Mercurius execute it with
+ * graphql-js and the named operation, the one measured here.
+ */
+export function enforceOperationLimits(limits: GraphqlLimits, bucket: CostBucket) {
+  const report = (cost: number, available: number): CostReport => ({
+    requestedQueryCost: cost,
+    throttleStatus: { maximumAvailable: bucket.capacity, currentlyAvailable: available, restoreRate: bucket.restoreRate },
+  })
+  return async function operationLimits(
+    schema: GraphQLSchema,
+    document: DocumentNode,
+    context: MercuriusContext,
+    variables: Record<string, unknown> | null | undefined,
+  ): Promise<PreExecutionHookResponse<Error> | undefined> {
+    const executing = executingOperation(schema, document, requestedOperationName(context), variables)
+    if (!('operation' in executing)) throw notExecutable(executing)
+    const { operation } = executing
+
+    // Mercurius refuses a mutation over GET, but not over the HEAD Fastify serves with the GET
+    // handler. The code is Mercurius' own, so errors.ts answers both alike (405, Allow: POST).
+    const method = context.reply?.request.method
+    if (operation.operation !== 'query' && method !== undefined && method !== 'POST') {
+      throw Object.assign(new Error(`A ${operation.operation} cannot be sent with ${method}.`), { code: 'MER_ERR_METHOD_NOT_ALLOWED' })
     }
+
+    const depth = operationDepth(executing)
+    if (depth > limits.maxDepth) {
+      throw new GraphQLError(`The operation nests ${depth} levels deep; the limit is ${limits.maxDepth}.`, {
+        nodes: [operation],
+        extensions: { code: 'DEPTH_LIMIT_EXCEEDED', depth, maxDepth: limits.maxDepth },
+      })
+    }
+
+    const cost = operationCost(schema, executing)
+    const mutations = mutationCount(schema, executing)
+    if (mutations > limits.maxMutations || cost > limits.maxCost) {
+      context.cost = report(cost, (await bucket.take(context.caller.subject, 0)).available)
+      if (mutations > limits.maxMutations) {
+        throw limitError('COST_LIMIT_EXCEEDED', `The operation runs ${mutations} mutations; the limit is ${limits.maxMutations} per request.`, {
+          mutations,
+          maxMutations: limits.maxMutations,
+        })
+      }
+      throw limitError('COST_LIMIT_EXCEEDED', `The operation costs ${cost} points; the limit is ${limits.maxCost}.`, { cost, maxCost: limits.maxCost })
+    }
+    const taken = await bucket.take(context.caller.subject, cost)
+    context.cost = report(cost, taken.available)
+    if (!taken.allowed) {
+      context.reply?.header('retry-after', String(taken.retryAfterSeconds))
+      throw limitError('RATE_LIMITED', `Not enough points left: the operation costs ${cost}, ${taken.available} are available.`, {
+        retryAfter: taken.retryAfterSeconds,
+      })
+    }
+    return operationCount(document) > 1 ? { document } : undefined
   }
 }

@@ -95,3 +95,17 @@ t.test('queries may use GET; a mutation over GET is 405 with Allow: POST', async
   const still = await app.inject({ method: 'GET', url: '/api/v1/orders/3', headers: grace })
   t.equal(still.statusCode, 200, 'nothing was deleted')
 })
+
+t.test('HEAD, which Fastify answers with the GET handler, runs no mutation either', async (t) => {
+  let statements = 0
+  const app = await build(t, { onQuery: () => void statements++, env: { EVENTS_RELAY: 'false' } })
+  statements = 0
+  const mutation = await app.inject({ method: 'HEAD', url: `/graphql?query=${encodeURIComponent('mutation { deleteOrder(id: 3) }')}`, headers: grace })
+  t.equal(mutation.statusCode, 405)
+  t.equal(mutation.headers.allow, 'POST')
+  t.equal(statements, 0, 'no SQL ran')
+  const query = await app.inject({ method: 'HEAD', url: `/graphql?query=${encodeURIComponent('{ me { name } }')}`, headers: grace })
+  t.equal(query.statusCode, 200, 'a query over HEAD is answered like GET')
+  const still = await app.inject({ method: 'GET', url: '/api/v1/orders/3', headers: grace })
+  t.equal(still.statusCode, 200, 'nothing was deleted')
+})

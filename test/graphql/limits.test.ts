@@ -24,6 +24,22 @@ t.test('every response reports its cost and the caller\'s bucket (the README\'s 
   t.equal(variables.json().extensions.cost.requestedQueryCost, 5 * (1 + 2 * 1), 'first/last from variables')
 })
 
+t.test('variables are priced as the resolvers receive them: declared defaults apply, a sent value overrides them', async (t) => {
+  const app = await build(t)
+  const cost = async (query: string, variables?: Record<string, unknown>) =>
+    (await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query, ...(variables ? { variables } : {}) } })).json().extensions.cost
+      .requestedQueryCost
+  const paged = 'query($n: Int = 100) { orders(first: $n) { id } }'
+  t.equal(await cost(paged), 100, 'the default, not the page size 20')
+  t.equal(await cost(paged, {}), 100, 'an empty variables object too')
+  t.equal(await cost(paged, { n: 5 }), 5, 'a sent value overrides the default')
+  t.equal(await cost(paged, { n: null }), 20, 'an explicit null is no size: the page size')
+  // @skip/@include with their variables decide what executes, so what is priced.
+  const optional = 'query($more: Boolean = false) { me { name } orders(first: 50) @include(if: $more) { id } }'
+  t.equal(await cost(optional), 1, 'left out by the default')
+  t.equal(await cost(optional, { more: true }), 1 + 50)
+})
+
 t.test('an operation over the cost limit is refused before execution, without touching the database', async (t) => {
   let statements = 0
   // The outbox relay's polling would be counted too.
