@@ -30,6 +30,7 @@ t.test('a bad value stops the start with a message naming the variable', async (
     [{ SUBSCRIPTION_QUEUE_LIMIT: '0' }, /^Invalid configuration: SUBSCRIPTION_QUEUE_LIMIT /],
     [{ SUBSCRIPTION_KEEPALIVE: '5ms' }, /^Invalid configuration: SUBSCRIPTION_KEEPALIVE must be at least 10 ms/],
     [{ SUBSCRIPTION_INIT_TIMEOUT: 'never' }, /^Invalid configuration: SUBSCRIPTION_INIT_TIMEOUT /],
+    [{ DB_STATEMENT_TIMEOUT: '50ms' }, /^Invalid configuration: DB_STATEMENT_TIMEOUT must be at least 100 ms/],
   ]
   for (const [env, message] of cases) {
     t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env))
@@ -47,4 +48,6 @@ t.test('durations accept units', async (t) => {
   t.equal(loadConfig({ RATE_LIMIT_WINDOW: '5000' }).rateLimit.windowMs, 5000)
   t.same(loadConfig({}).subscriptions, { queueLimit: 1000, keepAliveMs: 15_000, initTimeoutMs: 10_000 })
   t.equal(loadConfig({ SUBSCRIPTION_KEEPALIVE: '100ms' }).subscriptions.keepAliveMs, 100)
+  t.equal(loadConfig({}).databaseStatementTimeoutMs, 5000, 'DB_STATEMENT_TIMEOUT is 5 s by default (decisions §12)')
+  t.equal(loadConfig({ DB_STATEMENT_TIMEOUT: '1s' }).databaseStatementTimeoutMs, 1000)
 })
