@@ -66,7 +66,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(redisPlugin, { url: config.redisUrl })
   await app.register(authPlugin, { jwtSecret: config.jwtSecret })
   await app.register(rateLimitPlugin, { max: config.rateLimit.max, windowMs: config.rateLimit.windowMs, redis: app.redis })
-  await app.register(dbPlugin, { database: options.database, url: config.databaseUrl, dataDir: config.dataDir, seed: config.seed })
+  await app.register(dbPlugin, { database: options.database, url: config.databaseUrl, dataDir: config.dataDir, seed: config.seed, statementTimeoutMs: config.databaseStatementTimeoutMs })
   await app.register(httpCaching)
   app.decorate('services', createServices({ db: app.db, config, invalidate: createCacheInvalidator(app) }))
 

@@ -8,6 +8,8 @@ export interface AppConfig {
   nodeEnv: string
   /** `postgres://…` for a pg pool, `memory://` for an in-memory PGlite, else a PGlite data directory. */
   databaseUrl: string | undefined
+  /** Longest a PostgreSQL statement may run (server-side statement_timeout); past it the request is 503. */
+  databaseStatementTimeoutMs: number
   dataDir: string
   redisUrl: string | undefined
   jwtSecret: string
@@ -113,6 +115,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     port: integer(env, 'PORT', 3000, 0, 65535),
     nodeEnv,
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:', 'memory:']),
+    databaseStatementTimeoutMs: duration(env, 'DB_STATEMENT_TIMEOUT', 5000, 100),
     dataDir: env.DATA_DIR || './data',
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     jwtSecret: jwtSecret ?? DEVELOPMENT_JWT_SECRET,

@@ -87,3 +87,13 @@ export const unprocessable = (code: string, detail: string, errors?: FieldError[
   new ApiError(422, code, detail, errors ? { errors } : {})
 
 export const serviceUnavailable = (detail: string) => new ApiError(503, 'SERVICE_UNAVAILABLE', detail)
+
+/** How long a client should wait before retrying a request the database could not serve. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5
+
+/** The database is unreachable, its connection died or a statement timed out (decisions §12). */
+export const databaseUnavailable = (cause?: unknown) =>
+  new ApiError(503, 'DATABASE_UNAVAILABLE', 'The database is unavailable; retry shortly.', {
+    headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
+    ...(cause === undefined ? {} : { cause }),
+  })

@@ -35,6 +35,7 @@ t.test('a bad value stops the start with a message naming the variable', async (
     [{ SUBSCRIPTION_INIT_TIMEOUT: 'never' }, /^Invalid configuration: SUBSCRIPTION_INIT_TIMEOUT /],
     [{ SUBSCRIPTION_MAX_PER_CONNECTION: '0' }, /^Invalid configuration: SUBSCRIPTION_MAX_PER_CONNECTION must be between 1 and 10000/],
     [{ SUBSCRIPTION_MAX_PER_CONNECTION: 'many' }, /^Invalid configuration: SUBSCRIPTION_MAX_PER_CONNECTION must be a whole number/],
+    [{ DB_STATEMENT_TIMEOUT: '50ms' }, /^Invalid configuration: DB_STATEMENT_TIMEOUT must be at least 100 ms/],
   ]
   for (const [env, message] of cases) {
     t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env))
@@ -53,4 +54,6 @@ t.test('durations accept units', async (t) => {
   t.same(loadConfig({}).subscriptions, { queueLimit: 1000, keepAliveMs: 15_000, initTimeoutMs: 10_000, maxPerConnection: 100 })
   t.equal(loadConfig({ SUBSCRIPTION_KEEPALIVE: '100ms' }).subscriptions.keepAliveMs, 100)
   t.equal(loadConfig({ SUBSCRIPTION_MAX_PER_CONNECTION: '5' }).subscriptions.maxPerConnection, 5)
+  t.equal(loadConfig({}).databaseStatementTimeoutMs, 5000, 'DB_STATEMENT_TIMEOUT is 5 s by default (decisions §12)')
+  t.equal(loadConfig({ DB_STATEMENT_TIMEOUT: '1s' }).databaseStatementTimeoutMs, 1000)
 })

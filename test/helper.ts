@@ -25,6 +25,8 @@ interface Teardown {
 
 export interface TestDatabaseOptions {
   onQuery?: (event: LogEvent) => void
+  /** PostgreSQL's statement timeout for this database's pool (5 s by default). */
+  statementTimeoutMs?: number
 }
 
 /** A fresh database with the demo data, private to the calling test. */

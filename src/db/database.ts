@@ -1,5 +1,5 @@
 import { PGlite } from '@electric-sql/pglite'
-import { Kysely, PGliteDialect, PostgresDialect, type LogEvent } from 'kysely'
+import { Kysely, PGliteDialect, PostgresDialect, type LogEvent, type PostgresCursor, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult } from 'kysely'
 import { Migrator } from 'kysely/migration'
 import pg from 'pg'
 import { mkdir } from 'node:fs/promises'
@@ -18,6 +18,19 @@ export interface DatabaseOptions {
   /** Called for every statement Kysely runs: tests count statements with it. */
   onQuery?: (event: LogEvent) => void
   poolSize?: number
+  /**
+   * PostgreSQL: longest a statement may run, in ms (`DB_STATEMENT_TIMEOUT`, 5 s by default); 0 for
+   * no limit (migrations, which may rightly run longer).
+   */
+  statementTimeoutMs?: number
+  /** PostgreSQL: longest to wait for a connection, new or pooled (2 s by default). */
+  connectTimeoutMs?: number
+  /** Where a lost connection is reported (the app's logger); a line on stderr otherwise. */
+  logger?: DatabaseLogger
+}
+
+export interface DatabaseLogger {
+  warn(object: { err: unknown }, message: string): void
 }
 
 export interface DatabaseHandle {
@@ -38,24 +51,60 @@ const PGLITE_DEFAULT_START_PARAMS: string[] = (PGlite as unknown as { defaultSta
 // integer type; the default would hand back strings (pg) or bigint (PGlite).
 const parseInt8 = (value: string): number => Number(value)
 
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 5000
+export const DEFAULT_CONNECT_TIMEOUT_MS = 2000
+/** How much longer than statement_timeout the driver waits for a server that answers nothing. */
+const QUERY_TIMEOUT_MARGIN_MS = 1000
+
+const stderrLogger: DatabaseLogger = {
+  warn: ({ err }, message) => console.warn(`${message}: ${err instanceof Error ? err.message : String(err)}`),
+}
+
 export async function createDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   const log = options.onQuery
   const url = options.url
   if (url?.startsWith('postgres:') || url?.startsWith('postgresql:')) {
+    const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS
+    const logger = options.logger ?? stderrLogger
     const pool = new pg.Pool({
       connectionString: url,
       max: options.poolSize ?? 10,
+      // Bounds opening a connection and also waiting for a free pooled one: a request that cannot
+      // get a connection within it fails (503) instead of queueing without end.
+      connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      ...(statementTimeoutMs > 0
+        ? {
+            // The server cancels a statement past this (57014), releasing the locks it holds…
+            statement_timeout: statementTimeoutMs,
+            // …and the driver stops waiting a little later still, for a server that answers
+            // nothing at all (frozen, or a network cut with no reset).
+            query_timeout: statementTimeoutMs + QUERY_TIMEOUT_MARGIN_MS,
+          }
+        : {}),
       types: {
         getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
           oid === INT8_OID ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
       },
     })
-    // An idle client that loses its server must not crash the process; the next query reports it.
+    // When a connection dies (server restart, pg_terminate_backend, network cut), pg emits 'error'
+    // on its client. pg-pool listens only while the client is idle; an 'error' with no listener
+    // ends the process, and a client in a query or a transaction has none. So every client gets a
+    // listener of its own for its whole life: the query in flight fails with the error (the
+    // request answers 503), the pool drops the dead client when it is released, and the next
+    // checkout opens a fresh connection. Recovery needs nothing more.
+    pool.on('connect', (client) => {
+      client.on('error', (error) => logger.warn({ err: error }, 'database connection lost'))
+    })
+    // pg-pool re-emits an idle client's error on the pool, which needs a listener too; the
+    // client's own listener has already reported it.
     pool.on('error', () => {})
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...(log ? { log } : {}) })
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: droppingSilentConnections(pool) }), ...(log ? { log } : {}) })
     return { db, kind: 'postgres', url, pool, pglite: undefined, close: () => db.destroy() }
   }
 
+  // No statement timeout on PGlite: it is one session inside this process, so no other session can
+  // hold a lock it waits for, and its WebAssembly backend has no timer signal to cancel a statement
+  // with (it accepts `SET statement_timeout` and ignores it).
   const inMemory = url?.startsWith('memory:') || options.pgliteTemplate !== undefined
   const dataDir = inMemory ? undefined : (options.dataDir ?? './data')
   if (dataDir) await mkdir(dataDir, { recursive: true })
@@ -69,6 +118,41 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
   })
   const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }), ...(log ? { log } : {}) })
   return { db, kind: 'pglite', url: undefined, pool: undefined, pglite, close: () => db.destroy() }
+}
+
+/**
+ * The pool as Kysely sees it, except that a client whose query went unanswered past query_timeout
+ * is closed when released rather than pooled again. pg gives up waiting but leaves that query in
+ * flight: were the client reused, a late `begin` could open a transaction under the next
+ * request's statements, which would then never commit.
+ */
+function droppingSilentConnections(pool: pg.Pool): PostgresPool {
+  return {
+    options: pool.options,
+    async connect(): Promise<PostgresPoolClient> {
+      const client = await pool.connect()
+      let silent = false
+      async function run<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
+        try {
+          const result = await client.query(sql, [...parameters])
+          // pg types `command` as any string; it is the SQL command tag, one of those Kysely reads.
+          return { command: result.command as PostgresQueryResult<R>['command'], rowCount: result.rowCount ?? 0, rows: result.rows }
+        } catch (error) {
+          if (error instanceof Error && error.message === 'Query read timeout') silent = true
+          throw error
+        }
+      }
+      function query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>
+      function query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>
+      function query<R>(sqlOrCursor: string | PostgresCursor<R>, parameters: ReadonlyArray<unknown> = []): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
+        // Kysely passes a cursor only when the dialect is given a `cursor` class; this one is not.
+        if (typeof sqlOrCursor !== 'string') throw new Error('Streaming queries are not configured.')
+        return run<R>(sqlOrCursor, parameters)
+      }
+      return { query, release: (destroy?: boolean) => client.release(destroy === true || silent) }
+    },
+    end: () => pool.end(),
+  }
 }
 
 /**

@@ -3,16 +3,20 @@
  * of our ApiErrors or a GraphQL request error is reported as INTERNAL_SERVER_ERROR with its message
  * replaced. Status codes follow GraphQL-over-HTTP: with `Accept: application/graphql-response+json`
  * a request that never executed is 400 (unparseable) or 422 (invalid), one that executed is 200;
- * with the legacy application/json every such response is 200.
+ * with the legacy application/json every such response is 200. In both, an outage (the database
+ * unreachable, its connection lost, a statement timed out) is `DATABASE_UNAVAILABLE`, and a
+ * response left without data by it (`data` null or absent) is 503 with Retry-After.
  */
 import { GraphQLError, type ExecutionResult } from 'graphql'
 import type { MercuriusContext } from 'mercurius'
-import { ApiError } from '../errors.ts'
+import { isDatabaseUnavailable } from '../db/database-unavailable.ts'
+import { ApiError, DATABASE_RETRY_AFTER_SECONDS, databaseUnavailable } from '../errors.ts'
 
 export type GraphqlErrorCode =
   | 'BAD_USER_INPUT' | 'UNAUTHENTICATED' | 'FORBIDDEN' | 'NOT_FOUND' | 'CONFLICT'
   | 'GRAPHQL_PARSE_FAILED' | 'GRAPHQL_VALIDATION_FAILED' | 'DEPTH_LIMIT_EXCEEDED' | 'COST_LIMIT_EXCEEDED'
   | 'RATE_LIMITED' | 'PERSISTED_QUERY_NOT_FOUND' | 'PERSISTED_QUERY_NOT_ALLOWED' | 'INTERNAL_SERVER_ERROR'
+  | 'DATABASE_UNAVAILABLE'
 
 export const GRAPHQL_RESPONSE_MEDIA_TYPE = 'application/graphql-response+json'
 
@@ -53,14 +57,16 @@ function classify(error: GraphQLError, executed: boolean): FormattedError {
     ...(error.locations ? { locations: error.locations } : {}),
     ...(error.path ? { path: error.path } : {}),
   }
-  if (original instanceof ApiError) {
+  // A driver error that means an outage reads as the same ApiError REST answers with.
+  const apiError = original instanceof ApiError ? original : isDatabaseUnavailable(original) ? databaseUnavailable(original) : undefined
+  if (apiError) {
     return {
-      message: original.detail,
+      message: apiError.detail,
       ...base,
       extensions: {
-        code: CODE_BY_STATUS[original.status] ?? 'BAD_USER_INPUT',
-        reason: original.code,
-        ...(original.errors ? { errors: original.errors } : {}),
+        code: apiError.code === 'DATABASE_UNAVAILABLE' ? 'DATABASE_UNAVAILABLE' : (CODE_BY_STATUS[apiError.status] ?? 'BAD_USER_INPUT'),
+        reason: apiError.code,
+        ...(apiError.errors ? { errors: apiError.errors } : {}),
       },
     }
   }
@@ -85,8 +91,10 @@ function classify(error: GraphQLError, executed: boolean): FormattedError {
 function flatten(errors: readonly GraphQLError[]): GraphQLError[] {
   return errors.flatMap((error) => {
     // Mercurius wraps a request's validation errors in one error; our ApiErrors carry field errors
-    // under the same name, which are not GraphQL errors.
-    const nested = error.originalError instanceof ApiError ? undefined : (error.originalError as { errors?: unknown } | undefined)?.errors
+    // under the same name, which are not GraphQL errors, and so does a refused connection
+    // (Node's AggregateError of one error per address).
+    const ownErrors = error.originalError instanceof ApiError || isDatabaseUnavailable(error.originalError)
+    const nested = ownErrors ? undefined : (error.originalError as { errors?: unknown } | undefined)?.errors
     if (Array.isArray(nested)) {
       return nested.map((inner) => (inner instanceof GraphQLError ? inner : new GraphQLError((inner as Error).message, { originalError: inner as Error })))
     }
@@ -107,6 +115,7 @@ export function formatGraphqlErrors(
   const errors = flatten(execution.errors ?? []).map((error) => {
     const formatted = classify(error, executed)
     if (formatted.extensions.code === 'INTERNAL_SERVER_ERROR') log.error({ err: error.originalError ?? error }, 'graphql resolver failed')
+    else if (formatted.extensions.code === 'DATABASE_UNAVAILABLE') log.warn({ err: error.originalError ?? error }, 'graphql resolver failed: database unavailable')
     return formatted
   })
   const modern = wantsGraphqlResponse(context.reply?.request.headers.accept)
@@ -119,7 +128,13 @@ export function formatGraphqlErrors(
   const first = errors[0]?.extensions.code
   if (first === 'UNAUTHENTICATED' && !executed) statusCode = 401
   else if (first === 'RATE_LIMITED') statusCode = 429
-  else if (modern && !executed) statusCode = first === 'GRAPHQL_PARSE_FAILED' ? 400 : 422
+  else if (execution.data == null && errors.some((error) => error.extensions.code === 'DATABASE_UNAVAILABLE')) {
+    // Nothing was obtained and the reason is an outage: 503 with Retry-After, as REST answers.
+    // A response that carries data keeps 200 (GraphQL-over-HTTP: partial success), its failed
+    // fields null with DATABASE_UNAVAILABLE errors.
+    statusCode = 503
+    context.reply?.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
+  } else if (modern && !executed) statusCode = first === 'GRAPHQL_PARSE_FAILED' ? 400 : 422
   const extensions = context.cost ? { extensions: { cost: context.cost } } : {}
   return {
     statusCode,

@@ -2,6 +2,10 @@
  * The database as a Fastify decoration. The app either receives a database (tests hand it one
  * cloned from a migrated template) or opens one from the configuration, migrates it and loads the
  * demo data on a first start. Whoever opened it closes it.
+ *
+ * A lost connection never ends the process: createDatabase gives every pooled client an error
+ * listener, the request that was using it answers 503 DATABASE_UNAVAILABLE, and the pool opens a
+ * new connection for the next one (decisions §12).
  */
 import fp from 'fastify-plugin'
 import type { Kysely } from 'kysely'
@@ -14,6 +18,8 @@ export interface DbPluginOptions {
   url: string | undefined
   dataDir: string
   seed: boolean
+  /** DB_STATEMENT_TIMEOUT, for a database this plugin opens. */
+  statementTimeoutMs: number
 }
 
 declare module 'fastify' {
@@ -27,11 +33,19 @@ export default fp<DbPluginOptions>(
   async function db(app, options) {
     let database = options.database
     if (!database) {
-      const opened = await createDatabase({ url: options.url, dataDir: options.dataDir })
+      const opened = await createDatabase({ url: options.url, dataDir: options.dataDir, statementTimeoutMs: options.statementTimeoutMs, logger: app.log })
       database = opened
       app.addHook('onClose', () => opened.close())
-      await migrateToLatest(opened.db)
-      if (options.seed && (await seedDemoData(opened.db))) app.log.info('loaded the demo data set')
+      // A migration may rightly outlast a request's statement timeout (a long ALTER, or waiting
+      // for another instance's migration lock), so on PostgreSQL it runs on a connection without one.
+      const setup =
+        opened.kind === 'postgres' ? await createDatabase({ url: options.url, poolSize: 1, statementTimeoutMs: 0, logger: app.log }) : opened
+      try {
+        await migrateToLatest(setup.db)
+        if (options.seed && (await seedDemoData(setup.db))) app.log.info('loaded the demo data set')
+      } finally {
+        if (setup !== opened) await setup.close()
+      }
     }
     app.decorate('database', database)
     app.decorate('db', database.db)

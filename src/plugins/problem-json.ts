@@ -6,7 +6,8 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import FindMyWay, { type HTTPMethod } from 'find-my-way'
-import { ApiError, problemKind, type FieldError } from '../errors.ts'
+import { isDatabaseUnavailable } from '../db/database-unavailable.ts'
+import { ApiError, databaseUnavailable, problemKind, type FieldError } from '../errors.ts'
 import { fieldErrorsFromValidation } from '../http/validation.ts'
 
 export interface ProblemBody {
@@ -40,16 +41,6 @@ export function sendProblem(reply: FastifyReply, error: ApiError): FastifyReply 
     .send(problemFromError(error, reply.request))
 }
 
-// Errors a driver raises when the database cannot be reached: those are 503, not 500.
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', '57P01', '57P02', '57P03', '53300'])
-
-function isDatabaseUnavailable(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code
-  if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true
-  const message = error instanceof Error ? error.message : ''
-  return /Connection terminated|connection timeout|PGlite is closed|Client has encountered a connection error/i.test(message)
-}
-
 /** Maps anything thrown while handling a request to the ApiError it stands for. */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error
@@ -72,11 +63,7 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof SyntaxError && fastifyError.statusCode === 400) {
     return new ApiError(400, 'MALFORMED_BODY', 'The body is not valid JSON.')
   }
-  if (isDatabaseUnavailable(error)) {
-    return new ApiError(503, 'SERVICE_UNAVAILABLE', 'The database is unreachable; try again shortly.', {
-      headers: { 'retry-after': '5' },
-    })
-  }
+  if (isDatabaseUnavailable(error)) return databaseUnavailable(error)
   const status = fastifyError.statusCode
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return new ApiError(status, fastifyError.code ?? 'BAD_REQUEST', fastifyError.message)
@@ -97,7 +84,9 @@ export default fp(
 
     app.setErrorHandler((error, request, reply) => {
       const apiError = toApiError(error)
-      if (apiError.status >= 500) request.log.error({ err: error }, 'request failed')
+      // An outage is the database's state, not a bug: a warning, and the client is told to retry.
+      if (apiError.code === 'DATABASE_UNAVAILABLE') request.log.warn({ err: error }, 'request failed: database unavailable')
+      else if (apiError.status >= 500) request.log.error({ err: error }, 'request failed')
       return sendProblem(reply, apiError)
     })
 

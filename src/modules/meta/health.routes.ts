@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
-import { ApiError } from '../../errors.ts'
+import { ApiError, DATABASE_RETRY_AFTER_SECONDS } from '../../errors.ts'
 import { sendProblem } from '../../plugins/problem-json.ts'
 
 const READY_TIMEOUT_MS = 2000
@@ -23,7 +23,7 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
       return { status: 'ready', database: app.database.kind }
     } catch (error) {
       request.log.warn({ err: error }, 'readiness check failed')
-      return sendProblem(reply, new ApiError(503, 'SERVICE_UNAVAILABLE', 'The database is unreachable.', { headers: { 'retry-after': '5' } }))
+      return sendProblem(reply, new ApiError(503, 'SERVICE_UNAVAILABLE', 'The database is unreachable.', { headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) } }))
     }
   })
 }

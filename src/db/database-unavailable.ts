@@ -1,0 +1,60 @@
+/**
+ * The one rule that tells "the database cannot serve right now" (503 DATABASE_UNAVAILABLE, retry
+ * later) from "this request is wrong" (4xx) and "our code is wrong" (500). The REST error handler
+ * and the GraphQL error formatter both ask it, so an outage reads the same in both styles.
+ */
+
+/** Socket errors from connecting to or talking with the server (a lost or unreachable host). */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'])
+
+/**
+ * SQLSTATEs that describe the server's state, not the statement: 57P01 admin_shutdown (what
+ * `pg_terminate_backend` and a fast or immediate stop send), 57P02 crash_shutdown, 57P03
+ * cannot_connect_now (starting up or shutting down), 57014 query_canceled (statement_timeout: the
+ * statement waited on a lock or a busy server past its budget), 53300 too_many_connections.
+ * Class 08 (connection exception) is matched by prefix.
+ */
+const SQLSTATES = new Set(['57P01', '57P02', '57P03', '57014', '53300'])
+
+/** What the drivers say when they raise an error without a code. */
+const DRIVER_MESSAGES = [
+  // pg: the socket closed under a query, or pg-pool's connect timeout cut a connection attempt.
+  /^Connection terminated( unexpectedly| due to connection timeout)?$/,
+  // pg: the client's own connect timeout.
+  /^timeout expired$/,
+  // pg-pool: no pooled client became free within connectionTimeoutMillis.
+  /^timeout exceeded when trying to connect$/,
+  // pg: query_timeout, the server sent no answer at all (frozen, or a silent network cut).
+  /^Query read timeout$/,
+  // pg: a query sent to a client whose connection already died.
+  /^Client (has encountered a connection error|was closed) and is not queryable$/,
+  // pg-pool and Kysely: the pool is shutting down, or a connection whose rollback failed was dropped.
+  /^Cannot use a pool after calling end on the pool$/,
+  /^Postgres connection has been discarded$/,
+  // PGlite, and Kysely on a closed PGlite: the embedded database was closed (the instance is
+  // shutting down).
+  /^PGlite is closed$/,
+  /^PGlite instance is already closed\.$/,
+]
+
+function isUnavailableItself(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false
+  const code = (error as { code?: unknown }).code
+  if (typeof code === 'string') return NETWORK_CODES.has(code) || SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code)
+  // Only an error without a code is read by its message: ours (ApiError) and the server's carry one.
+  const message = error instanceof Error ? error.message : undefined
+  return message !== undefined && DRIVER_MESSAGES.some((pattern) => pattern.test(message))
+}
+
+/**
+ * True when `error` — or its cause, or any error it aggregates (Node reports a refused connection
+ * to every address of a host as one AggregateError) — means the database is unreachable, the
+ * connection died, or the server cancelled the statement on a timeout.
+ */
+export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
+  if (depth > 5 || typeof error !== 'object' || error === null) return false
+  if (isUnavailableItself(error)) return true
+  const { cause, errors } = error as { cause?: unknown; errors?: unknown }
+  if (cause !== undefined && isDatabaseUnavailable(cause, depth + 1)) return true
+  return Array.isArray(errors) && errors.length > 0 && errors.every((inner) => isDatabaseUnavailable(inner, depth + 1))
+}
