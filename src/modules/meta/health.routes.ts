@@ -1,7 +1,7 @@
 /**
  * Liveness and readiness, outside the versioned API and without a credential: a load balancer
  * asks /readyz whether this instance can serve (its database answers), /healthz whether the
- * process is alive at all.
+ * process is alive at all. Probes are never rate limited (a load balancer probes from one IP).
  */
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
@@ -11,9 +11,9 @@ import { sendProblem } from '../../plugins/problem-json.ts'
 const READY_TIMEOUT_MS = 2000
 
 export async function healthRoutes(app: FastifyInstance): Promise<void> {
-  app.get('/healthz', { logLevel: 'warn' }, async () => ({ status: 'ok' }))
+  app.get('/healthz', { logLevel: 'warn', config: { rateLimit: false } }, async () => ({ status: 'ok' }))
 
-  app.get('/readyz', { logLevel: 'warn' }, async (request, reply) => {
+  app.get('/readyz', { logLevel: 'warn', config: { rateLimit: false } }, async (request, reply) => {
     try {
       let timer: NodeJS.Timeout | undefined
       const timeout = new Promise<never>((_, reject) => {
