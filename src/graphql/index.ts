@@ -113,7 +113,7 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
 
     const { maxCost, costBucket, costRestoreRate } = options.config.graphql
     const bucket = app.redis
-      ? createRedisCostBucket(app.redis, costBucket, costRestoreRate)
+      ? createRedisCostBucket(app.redis, costBucket, costRestoreRate, (error) => app.redisFailedOpen('GraphQL points', error))
       : createMemoryCostBucket(costBucket, costRestoreRate)
 
     // Cost analysis and the caller's points bucket, before anything executes.
@@ -125,10 +125,13 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
         throttleStatus: { maximumAvailable: costBucket, currentlyAvailable: available, restoreRate: costRestoreRate },
       })
       if (cost > maxCost) {
-        context.cost = report((await bucket.take(context.caller.subject, 0)).available)
+        const current = await bucket.take(context.caller.subject, 0)
+        if (current) context.cost = report(current.available)
         throw limitError('COST_LIMIT_EXCEEDED', `The operation costs ${cost} points; the limit is ${maxCost}.`, { cost, maxCost })
       }
       const taken = await bucket.take(context.caller.subject, cost)
+      // Unmetered while the bucket's store is unavailable: no throttle status to report.
+      if (!taken) return
       context.cost = report(taken.available)
       if (!taken.allowed) {
         context.reply?.header('retry-after', String(taken.retryAfterSeconds))
@@ -162,5 +165,5 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
       reply.type('application/graphql; charset=utf-8').send(options.sdl),
     )
   },
-  { name: 'graphql', dependencies: ['auth'] },
+  { name: 'graphql', dependencies: ['auth', 'redis'] },
 )
