@@ -62,6 +62,8 @@ export interface BuildOptions extends TestDatabaseOptions {
   database?: DatabaseHandle
   /** Skip checking responses against openapi.yaml (for tests that send what the contract does not describe). */
   uncheckedResponses?: boolean
+  /** Where the app's log lines go (set LOG_LEVEL in env too: tests are silent by default). */
+  loggerStream?: { write(line: string): void }
 }
 
 /**
@@ -70,7 +72,7 @@ export interface BuildOptions extends TestDatabaseOptions {
  */
 export async function build(t: Teardown, options: BuildOptions = {}): Promise<FastifyInstance> {
   const database = options.database ?? (await createTestDatabase(t, options))
-  const app = await buildApp({ config: testConfig(options.env), database })
+  const app = await buildApp({ config: testConfig(options.env), database, ...(options.loggerStream ? { loggerStream: options.loggerStream } : {}) })
   t.teardown(() => app.close())
   if (!options.uncheckedResponses && t.fail) checkResponsesAgainstContract(app, t.fail.bind(t))
   return app

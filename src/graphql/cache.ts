@@ -3,6 +3,11 @@
  * root lookups are cached for a few seconds, keyed by arguments AND caller, so one caller's entry
  * is never served to another, and tagged with references that writes invalidate. In Redis when
  * REDIS_URL is set, so an invalidation reaches every instance.
+ *
+ * While Redis is disconnected the cache is bypassed (resolvers run, nothing is stored), and a
+ * Redis command that fails anyway counts as a miss: a query never fails because of its cache.
+ * Writes made meanwhile cannot invalidate Redis, so an entry stored before the outage may be
+ * served until its TTL ends.
  */
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import mercuriusCacheModule from 'mercurius-cache'
@@ -23,11 +28,29 @@ const mercuriusCache = ((mercuriusCacheModule as unknown as { default?: unknown 
 const perCaller = (_source: unknown, _args: unknown, context: MercuriusContext) => `caller:${context.caller.subject}`
 
 export async function registerPublicDataCache(app: FastifyInstance): Promise<void> {
+  const { redis } = app
+  // The Redis storage catches its own command errors and reports each at error level: they are
+  // one condition, reported (throttled) as the cache going on without Redis.
+  const storageLog = {
+    debug: app.log.debug.bind(app.log),
+    warn: app.log.warn.bind(app.log),
+    error: (entry: { err?: unknown }) => app.redisFailedOpen('GraphQL cache', entry.err),
+  }
   await app.register(mercuriusCache, {
     ttl: PUBLIC_CACHE_TTL_SECONDS,
-    storage: app.redis
-      ? { type: 'redis', options: { client: app.redis, invalidation: { referencesTTL: PUBLIC_CACHE_TTL_SECONDS * 2 } } }
+    storage: redis
+      ? { type: 'redis', options: { client: redis, log: storageLog, invalidation: { referencesTTL: PUBLIC_CACHE_TTL_SECONDS * 2 } } }
       : { type: 'memory', options: { size: 2048, invalidation: true } },
+    // Disconnected, every command would fail at once: skip the cache without trying.
+    ...(redis
+      ? {
+          skip: () => {
+            if (redis.status === 'ready') return false
+            app.redisFailedOpen('GraphQL cache', new Error(`Redis is not connected (${redis.status})`))
+            return true
+          },
+        }
+      : {}),
     policy: {
       Query: {
         article: { extendKey: perCaller, references: (_request: unknown, _key: string, result: { id?: number } | null) => (result?.id ? [cacheReferences.article(result.id)] : null) },

@@ -2,6 +2,8 @@
  * Per-caller points buckets for GraphQL (decisions §9, Shopify's model): a bucket holds up to
  * `capacity` points and refills at `restoreRate` points a second; an operation takes its cost.
  * In memory for one instance, in Redis (one atomic script) when instances share a budget.
+ * A Redis bucket that cannot be reached answers `undefined`: the operation goes on unmetered
+ * (fail open, decisions §12) rather than failing because of the meter.
  */
 import type { Redis } from 'ioredis'
 
@@ -16,7 +18,8 @@ export interface BucketState {
 export interface CostBucket {
   capacity: number
   restoreRate: number
-  take(caller: string, cost: number): Promise<BucketState>
+  /** `undefined` when the bucket's store is unavailable: nothing was taken, nothing is known. */
+  take(caller: string, cost: number): Promise<BucketState | undefined>
 }
 
 function state(allowed: boolean, available: number, cost: number, restoreRate: number): BucketState {
@@ -67,12 +70,25 @@ redis.call('PEXPIRE', KEYS[1], math.ceil(capacity / rate * 1000) + 1000)
 return { allowed, tostring(tokens) }
 `
 
-export function createRedisCostBucket(redis: Redis, capacity: number, restoreRate: number, prefix = 'api-graphql-cost:'): CostBucket {
+export function createRedisCostBucket(
+  redis: Redis,
+  capacity: number,
+  restoreRate: number,
+  onUnavailable: (error: unknown) => void,
+  prefix = 'api-graphql-cost:',
+): CostBucket {
   return {
     capacity,
     restoreRate,
     async take(caller, cost) {
-      const [allowed, tokens] = (await redis.eval(TAKE_SCRIPT, 1, `${prefix}${caller}`, capacity, restoreRate, cost)) as [number, string]
+      let reply
+      try {
+        reply = (await redis.eval(TAKE_SCRIPT, 1, `${prefix}${caller}`, capacity, restoreRate, cost)) as [number, string]
+      } catch (error) {
+        onUnavailable(error)
+        return undefined
+      }
+      const [allowed, tokens] = reply
       return state(allowed === 1, Number(tokens), cost, restoreRate)
     },
   }

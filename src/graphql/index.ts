@@ -114,7 +114,7 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
 
     const { costBucket, costRestoreRate } = options.config.graphql
     const bucket = app.redis
-      ? createRedisCostBucket(app.redis, costBucket, costRestoreRate)
+      ? createRedisCostBucket(app.redis, costBucket, costRestoreRate, (error) => app.redisFailedOpen('GraphQL points', error))
       : createMemoryCostBucket(costBucket, costRestoreRate)
 
     // Depth, cost, the mutation count and the caller's points bucket, before anything executes.
@@ -144,5 +144,5 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
       reply.type('application/graphql; charset=utf-8').send(options.sdl),
     )
   },
-  { name: 'graphql', dependencies: ['auth'] },
+  { name: 'graphql', dependencies: ['auth', 'redis'] },
 )

@@ -117,7 +117,8 @@ export function enforceOperationLimits(limits: GraphqlLimits, bucket: CostBucket
     const cost = operationCost(schema, executing)
     const mutations = mutationCount(schema, executing)
     if (mutations > limits.maxMutations || cost > limits.maxCost) {
-      context.cost = report(cost, (await bucket.take(context.caller.subject, 0)).available)
+      const current = await bucket.take(context.caller.subject, 0)
+      if (current) context.cost = report(cost, current.available)
       if (mutations > limits.maxMutations) {
         throw limitError('COST_LIMIT_EXCEEDED', `The operation runs ${mutations} mutations; the limit is ${limits.maxMutations} per request.`, {
           mutations,
@@ -127,8 +128,9 @@ export function enforceOperationLimits(limits: GraphqlLimits, bucket: CostBucket
       throw limitError('COST_LIMIT_EXCEEDED', `The operation costs ${cost} points; the limit is ${limits.maxCost}.`, { cost, maxCost: limits.maxCost })
     }
     const taken = await bucket.take(context.caller.subject, cost)
-    context.cost = report(cost, taken.available)
-    if (!taken.allowed) {
+    // Unmetered while the bucket's store (Redis) is unavailable: there is no throttle status to report.
+    if (taken) context.cost = report(cost, taken.available)
+    if (taken && !taken.allowed) {
       context.reply?.header('retry-after', String(taken.retryAfterSeconds))
       throw limitError('RATE_LIMITED', `Not enough points left: the operation costs ${cost}, ${taken.available} are available.`, {
         retryAfter: taken.retryAfterSeconds,

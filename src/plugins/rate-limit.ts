@@ -3,8 +3,13 @@
  * token. Counters live in memory, or in Redis when one is configured, so that several instances
  * share one budget. Every response reports the budget both in the headers clients read today
  * (RateLimit-Limit/Remaining/Reset) and in the current IETF draft's RateLimit-Policy/RateLimit.
+ *
+ * When the counter store fails (Redis down or hanging), the request goes on unlimited and without
+ * RateLimit fields, since the service cannot know the budget: failing open (decisions §12). A route
+ * with `config: { rateLimit: false }` (the health probes) is never counted nor refused.
  */
 import rateLimit from '@fastify/rate-limit'
+import type { onRequestAsyncHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
 import { ApiError } from '../errors.ts'
@@ -18,27 +23,44 @@ export interface RateLimitOptions {
 export default fp<RateLimitOptions>(
   async function rateLimitPlugin(app, options) {
     const windowSeconds = Math.ceil(options.windowMs / 1000)
+    // The plugin keeps the counters; this file decides what a budget, or a failed store, means.
     await app.register(rateLimit, {
-      global: true,
+      global: false,
       max: options.max,
       timeWindow: options.windowMs,
-      enableDraftSpec: true,
       ...(options.redis ? { redis: options.redis, nameSpace: 'api-rate-limit:' } : {}),
       // The caller is established by the auth plugin's onRequest hook, which runs first.
       keyGenerator: (request) => (request.caller ? `sub:${request.caller.subject}` : `ip:${request.ip}`),
-      errorResponseBuilder: (_request, context) =>
-        new ApiError(429, 'RATE_LIMITED', `Rate limit of ${context.max} requests per ${windowSeconds} s exceeded; retry in ${context.after}.`),
     })
+    const countRequest = app.createRateLimit()
 
-    app.addHook('onSend', async (_request, reply, payload) => {
-      const remaining = reply.getHeader('ratelimit-remaining')
-      const reset = reply.getHeader('ratelimit-reset')
-      if (remaining !== undefined && reset !== undefined) {
-        reply.header('ratelimit-policy', `"default";q=${options.max};w=${windowSeconds}`)
-        reply.header('ratelimit', `"default";r=${remaining};t=${reset}`)
+    const limit: onRequestAsyncHookHandler = async (request, reply) => {
+      let budget
+      try {
+        budget = await countRequest(request)
+      } catch (error) {
+        app.redisFailedOpen('rate limit', error)
+        return
       }
-      return payload
+      if (budget.isAllowed) return
+      const reset = budget.ttlInSeconds
+      reply.header('ratelimit-limit', budget.max)
+      reply.header('ratelimit-remaining', budget.remaining)
+      reply.header('ratelimit-reset', reset)
+      reply.header('ratelimit-policy', `"default";q=${budget.max};w=${windowSeconds}`)
+      reply.header('ratelimit', `"default";r=${budget.remaining};t=${reset}`)
+      if (budget.isExceeded) {
+        throw new ApiError(429, 'RATE_LIMITED', `Rate limit of ${budget.max} requests per ${windowSeconds} s exceeded; retry in ${reset} s.`, {
+          headers: { 'retry-after': String(reset) },
+        })
+      }
+    }
+
+    // Per route, like the plugin's own global mode: after the app-wide onRequest hooks (auth).
+    app.addHook('onRoute', (route) => {
+      if (route.config?.rateLimit === false) return
+      route.onRequest = [...[route.onRequest ?? []].flat(), limit]
     })
   },
-  { name: 'rate-limit', dependencies: ['auth'] },
+  { name: 'rate-limit', dependencies: ['auth', 'redis'] },
 )

@@ -1,26 +1,29 @@
 /**
  * Liveness and readiness, outside the versioned API and without a credential: a load balancer
  * asks /readyz whether this instance can serve (its database answers), /healthz whether the
- * process is alive at all.
+ * process is alive at all. Probes are never rate limited (a load balancer probes from one IP).
+ * Redis is optional: while it is away the instance still serves (degraded), so it stays ready.
  */
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { ApiError, DATABASE_RETRY_AFTER_SECONDS } from '../../errors.ts'
 import { sendProblem } from '../../plugins/problem-json.ts'
+import { redisStatus } from '../../plugins/redis.ts'
 
 const READY_TIMEOUT_MS = 2000
 
 export async function healthRoutes(app: FastifyInstance): Promise<void> {
-  app.get('/healthz', { logLevel: 'warn' }, async () => ({ status: 'ok' }))
+  app.get('/healthz', { logLevel: 'warn', config: { rateLimit: false } }, async () => ({ status: 'ok' }))
 
-  app.get('/readyz', { logLevel: 'warn' }, async (request, reply) => {
+  app.get('/readyz', { logLevel: 'warn', config: { rateLimit: false } }, async (request, reply) => {
     try {
       let timer: NodeJS.Timeout | undefined
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error('database check timed out')), READY_TIMEOUT_MS)
       })
       await Promise.race([sql`select 1`.execute(app.db), timeout]).finally(() => clearTimeout(timer))
-      return { status: 'ready', database: app.database.kind }
+      const redis = app.redis ? { redis: await redisStatus(app.redis) } : {}
+      return { status: 'ready', database: app.database.kind, ...redis }
     } catch (error) {
       request.log.warn({ err: error }, 'readiness check failed')
       return sendProblem(reply, new ApiError(503, 'SERVICE_UNAVAILABLE', 'The database is unreachable.', { headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) } }))
