@@ -1,7 +1,7 @@
 /**
  * Liveness and readiness, outside the versioned API and without a credential: a load balancer
- * asks /readyz whether this instance can serve (its database answers), /healthz whether the
- * process is alive at all.
+ * asks /readyz whether this instance can serve (its database answers and it can deliver events to
+ * its subscribers), /healthz whether the process is alive at all.
  */
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
@@ -20,10 +20,16 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
         timer = setTimeout(() => reject(new Error('database check timed out')), READY_TIMEOUT_MS)
       })
       await Promise.race([sql`select 1`.execute(app.db), timeout]).finally(() => clearTimeout(timer))
-      return { status: 'ready', database: app.database.kind }
     } catch (error) {
       request.log.warn({ err: error }, 'readiness check failed')
       return sendProblem(reply, new ApiError(503, 'SERVICE_UNAVAILABLE', 'The database is unreachable.', { headers: { 'retry-after': '5' } }))
     }
+    // Subscribers on an instance that cannot deliver would silently miss events (decisions §12).
+    const eventsProblem = app.eventDelivery.unavailable()
+    if (eventsProblem) {
+      request.log.warn({ reason: eventsProblem }, 'readiness check failed: events')
+      return sendProblem(reply, new ApiError(503, 'EVENTS_UNAVAILABLE', 'This instance cannot deliver events to subscribers.', { headers: { 'retry-after': '5' } }))
+    }
+    return { status: 'ready', database: app.database.kind }
   })
 }
