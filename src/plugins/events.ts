@@ -87,21 +87,25 @@ export default fp<{ relay: boolean }>(
     let lastDelivered = await lastRelayedSeq(reader)
     let delivering: Promise<void> | undefined
     let deliverAgain = false
-    /** Since when a wake-up has been waiting for a catch-up that succeeds. */
+    /** Since when the oldest wake-up not yet answered by a successful read has been waiting. */
     let stalledSince: number | undefined
+    /** The first wake-up that came while a read was under way (that read may have missed its events). */
+    let againSince: number | undefined
     let lastReadFailed = false
     let listenerUp = !url
 
     const deliver = (): Promise<void> => {
       if (closing) return Promise.resolve()
-      stalledSince ??= Date.now()
       if (delivering) {
         deliverAgain = true
+        againSince ??= Date.now()
         return delivering
       }
+      stalledSince ??= Date.now()
       delivering = (async () => {
         do {
           deliverAgain = false
+          againSince = undefined
           try {
             let events
             do {
@@ -112,7 +116,8 @@ export default fp<{ relay: boolean }>(
               }
             } while (events.length === DELIVERY_BATCH && !closing)
             lastReadFailed = false
-            if (!deliverAgain) stalledSince = undefined
+            // Every wake-up before this read began is answered; one that came during it is not yet.
+            stalledSince = againSince
           } catch (error) {
             // Nothing was skipped: lastDelivered still names the last event published. The next
             // wake-up (the timer's, within a second) reads again from there.

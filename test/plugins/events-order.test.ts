@@ -19,9 +19,18 @@ async function deliveredUnderConcurrency(t: Test, env: { a?: Record<string, stri
   const relaxed = { RATE_LIMIT_MAX: '1000000' }
   const { a, b, database } = await twoInstances(t, { a: { ...relaxed, ...env.a }, b: { ...relaxed, ...env.b } })
   const watcher = await watchOrders(t, b)
+  // B keeps up with the burst: it never reports itself unable to deliver meanwhile.
+  const unavailable = new Set<string>()
+  const sampler = setInterval(() => {
+    const reason = b.eventDelivery.unavailable()
+    if (reason) unavailable.add(reason.replace(/\d+ ms/, 'N ms'))
+  }, 50)
+  t.teardown(() => clearInterval(sampler))
   const created = await createOrders(a, await customer(database), ORDERS, CONCURRENCY)
   t.same([...new Set(created.statuses)], [201], `all ${ORDERS} orders were created`)
   await watcher.received(ORDERS, 60_000)
+  clearInterval(sampler)
+  t.same([...unavailable], [], 'B stayed ready throughout')
   await settle()
   t.comment(`delivered ${new Set(watcher.ids).size}/${ORDERS} (${watcher.ids.length} received)`)
   t.same(watcher.errors, [])
