@@ -4,7 +4,11 @@
  * delivery order to compare with. On PostgreSQL, statements that stand in for an operator (or a
  * fault) run on an admin connection and only ever touch the test's own database.
  */
+import { spawn, type ChildProcess } from 'node:child_process'
 import { randomInt } from 'node:crypto'
+import { once } from 'node:events'
+import { createServer, type AddressInfo } from 'node:net'
+import { Redis } from 'ioredis'
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import pg from 'pg'
@@ -152,4 +156,45 @@ export async function terminateBackends(database: DatabaseHandle, filter: 'liste
 /** Refuses (or allows again) new connections to `database`; existing ones are untouched. */
 export async function allowConnections(database: DatabaseHandle, allowed: boolean): Promise<void> {
   await asAdmin(`alter database "${databaseName(database)}" allow_connections ${allowed}`)
+}
+
+/**
+ * A redis-server of the test's own on a free port, which the test may stop and start again
+ * (the machine's shared Redis is never stopped). Stopped when the test ends.
+ */
+export async function ownRedis(t: Test): Promise<{ url: string; stop(): Promise<void>; start(): Promise<void> }> {
+  const probe = createServer()
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
+  const port = (probe.address() as AddressInfo).port
+  await new Promise((resolve) => probe.close(resolve))
+  const url = `redis://127.0.0.1:${port}`
+  let server: ChildProcess | undefined
+  const start = async () => {
+    server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+    const ping = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+    ping.on('error', () => {})
+    try {
+      const answered = await until(async () => {
+        try {
+          if (ping.status !== 'ready') await ping.connect()
+          return (await ping.ping()) === 'PONG'
+        } catch {
+          return false
+        }
+      })
+      if (!answered) throw new Error(`redis-server did not start on port ${port}`)
+    } finally {
+      ping.disconnect()
+    }
+  }
+  const stop = async () => {
+    const running = server
+    server = undefined
+    if (!running || running.exitCode !== null) return
+    running.kill('SIGKILL')
+    await once(running, 'exit')
+  }
+  await start()
+  t.teardown(stop)
+  return { url, stop, start }
 }

@@ -3,9 +3,11 @@
  * back for a while, the whole database drops every connection, and reading the outbox fails. Each
  * time the subscriber ends up with every event once, in delivery order, and /readyz tells a load
  * balancer when an instance cannot deliver. Real faults on the real server, confined to the test's
- * own database (and, for the failing read, a role of its own), so they need PostgreSQL.
+ * own database (and, for the failing read, a role of its own), so they need PostgreSQL. Redis going
+ * away (a redis-server the test starts) is a fault on either database.
  */
 import t from 'tap'
+import type { Caller } from '../../src/auth/caller.ts'
 import { createDatabase } from '../../src/db/database.ts'
 import { build, bearer } from '../helper.ts'
 import { eventually } from '../graphql/subscription-clients.ts'
@@ -17,6 +19,7 @@ import {
   duplicates,
   listenerPids,
   onPostgres,
+  ownRedis,
   relayedOrderIds,
   settle,
   terminateBackends,
@@ -24,6 +27,34 @@ import {
   until,
   watchOrders,
 } from './event-delivery-fixtures.ts'
+
+t.test('Redis stops: instances configured with it keep delivering every event, through NOTIFY and polling', async (t) => {
+  const redis = await ownRedis(t)
+  const { a, b, database } = await twoInstances(t, { a: { REDIS_URL: redis.url }, b: { REDIS_URL: redis.url } })
+  const watcher = await watchOrders(t, b)
+  // Through the service, not HTTP: how requests fare without Redis (rate limits) is not this test's subject.
+  const caller: Caller = { subject: '2', userId: 2, scopes: new Set(['orders:write']), admin: false }
+  const create = async (count: number) => {
+    const ids: string[] = []
+    for (let i = 0; i < count; i++) ids.push(String((await a.services.orders.create(caller, { items: [{ sku: 'KB-101', qty: 1 }] })).id))
+    return ids
+  }
+  const before = await create(3)
+  t.ok(await watcher.received(3), 'delivered while Redis is up')
+
+  await redis.stop()
+  const during = await create(5)
+  t.ok(await watcher.received(8, 15_000), 'delivered while Redis is down')
+  t.equal(b.eventDelivery.unavailable(), undefined, 'and B does not report itself unable to deliver')
+  // Restarted before the instances close, so that their Redis clients can quit cleanly.
+  await redis.start()
+  const after = await create(3)
+  t.ok(await watcher.received(11))
+  await settle()
+  t.same(duplicates(watcher.ids), [], 'none twice')
+  t.same(watcher.ids, [...before, ...during, ...after], 'all of them, in order')
+  t.same(watcher.ids, await relayedOrderIds(database), 'which is the delivery order')
+})
 
 const skip = onPostgres ? false : 'the fault needs a PostgreSQL server (DATABASE_URL): PGlite has no connections to lose'
 const grace = bearer(2, 'orders:write')
