@@ -81,6 +81,8 @@ export interface OutboxTable {
   payload: ColumnType<unknown, string, string>
   created_at: CreatedAt
   published_at: ColumnType<Date | null, never, Date | string | null>
+  /** The delivery order, given by the relay; null until relayed. */
+  seq: ColumnType<number | null, never, number | null>
 }
 
 export interface Database {

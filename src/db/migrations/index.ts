@@ -1,5 +1,6 @@
 import type { Migration } from 'kysely/migration'
 import * as initialSchema from './0001-initial-schema.ts'
+import * as outboxDeliveryOrder from './0002-outbox-delivery-order.ts'
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the compiled
@@ -7,4 +8,5 @@ import * as initialSchema from './0001-initial-schema.ts'
  */
 export const migrations: Record<string, Migration> = {
   '0001-initial-schema': initialSchema,
+  '0002-outbox-delivery-order': outboxDeliveryOrder,
 }

@@ -1,6 +1,11 @@
 /**
- * The transactional outbox (decisions §11): an event is written in the same transaction as the
- * change it reports, so a rolled-back change emits nothing and a committed one is never lost.
+ * The transactional outbox (decisions §11, §12): an event is written in the same transaction as
+ * the change it reports, so a rolled-back change emits nothing and a committed one is never lost.
+ *
+ * Ids are taken at insert, and transactions commit in any order, so ids say nothing about which
+ * event became visible first. The relay therefore gives each event its delivery order, `seq`,
+ * under an advisory lock held until its transaction commits (see relayOutboxBatch); listeners read
+ * "everything after the last seq I delivered", which can never skip an event that committed late.
  */
 import { sql } from 'kysely'
 import type { Executor } from '../transaction.ts'
@@ -9,65 +14,89 @@ export type EventTopic = 'order.created' | 'order.status_changed' | 'article.cre
 
 /** Relays LISTEN here: a NOTIFY is delivered when its transaction commits, and never if it rolls back. */
 export const OUTBOX_CHANNEL = 'api_outbox'
-/** Relayed events, fanned out to every instance. */
+/**
+ * Listeners LISTEN here to wake up when events were relayed. The notification carries nothing a
+ * listener relies on: it reads the events themselves from the outbox, so a missed notification
+ * delays delivery until the next poll and never loses an event.
+ */
 export const EVENTS_CHANNEL = 'api_events'
-
-/** What the events channel carries: NOTIFY payloads are limited to 8000 bytes, event payloads are not. */
-export interface RelayedEvent {
-  id: number
-  topic: EventTopic
-}
 
 export async function recordEvent(trx: Executor, topic: EventTopic, payload: Record<string, unknown>): Promise<void> {
   await trx.insertInto('outbox').values({ topic, payload: JSON.stringify(payload) }).execute()
   await sql`select pg_notify(${OUTBOX_CHANNEL}, '')`.execute(trx)
 }
 
-const RELAY_LOCK = 4_242_002
+/** The advisory lock that makes one relay at a time. */
+export const RELAY_LOCK = 4_242_002
 const RELAY_BATCH = 100
 
+export interface RelayedBatch {
+  /** How many events this call relayed (0 also when another relay held the lock). */
+  count: number
+  /** The highest seq given, when any. */
+  lastSeq: number | undefined
+}
+
 /**
- * Publishes the oldest unpublished events, in id order, through `fanOut`. With the default
- * (NOTIFY on the events channel, in the same transaction that marks them published) every
- * instance receives each event exactly when — and only if — it is marked; a fan-out outside the
- * database (Redis) publishes before the commit, so an event may be delivered twice, never lost. One relay at a time across instances (an advisory lock), so events
- * go out in order. Returns how many were relayed.
+ * Gives the oldest unrelayed events (up to a batch, in id order) the next delivery seqs and marks
+ * them published, then NOTIFYs the events channel; all in the caller's transaction, which must
+ * commit before another relay can take the lock. Because the advisory lock is released only after
+ * the commit is visible, seqs become visible in increasing order: a reader that sees seq N sees
+ * every smaller seq that will ever exist. One relay at a time across instances; a relay that finds
+ * the lock taken returns at once (the holder will relay what is waiting).
  */
-export type EventFanOut = (trx: Executor, event: RelayedEvent) => Promise<void>
-
-/** PostgreSQL's own fan-out: delivered to every LISTENing instance when the relay commits. */
-export const notifyFanOut: EventFanOut = async (trx, event) => {
-  await sql`select pg_notify(${EVENTS_CHANNEL}, ${JSON.stringify(event)})`.execute(trx)
-}
-
-export async function relayOutboxBatch(trx: Executor, fanOut: EventFanOut = notifyFanOut): Promise<number> {
+export async function relayOutboxBatch(trx: Executor): Promise<RelayedBatch> {
   const locked = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${RELAY_LOCK}) as locked`.execute(trx)
-  if (!locked.rows[0]?.locked) return 0
-  const rows = await trx
+  if (!locked.rows[0]?.locked) return { count: 0, lastSeq: undefined }
+  // nextval runs over the ids as the ordered subquery yields them, so seq follows id within a batch.
+  const relayed = await sql<{ seq: number }>`
+    with batch as materialized (
+      select id, nextval('outbox_seq') as seq
+      from (select id from outbox where seq is null order by id limit ${RELAY_BATCH}) as unrelayed
+    )
+    update outbox set seq = batch.seq, published_at = now()
+    from batch
+    where outbox.id = batch.id
+    returning batch.seq`.execute(trx)
+  const seqs = relayed.rows.map((row) => Number(row.seq))
+  if (seqs.length === 0) return { count: 0, lastSeq: undefined }
+  const lastSeq = Math.max(...seqs)
+  await sql`select pg_notify(${EVENTS_CHANNEL}, ${String(lastSeq)})`.execute(trx)
+  return { count: seqs.length, lastSeq }
+}
+
+export interface DeliverableEvent {
+  seq: number
+  topic: EventTopic
+  payload: Record<string, unknown>
+}
+
+/** The highest seq relayed so far (0 when none is kept): where a new listener starts. */
+export async function lastRelayedSeq(db: Executor): Promise<number> {
+  const row = await db
     .selectFrom('outbox')
-    .select(['id', 'topic'])
-    .where('published_at', 'is', null)
-    .orderBy('id')
-    .limit(RELAY_BATCH)
+    .select((eb) => eb.fn.max('seq').as('seq'))
+    .executeTakeFirst()
+  return Number(row?.seq ?? 0)
+}
+
+/** Relayed events after `afterSeq`, in delivery order, with their payloads: one statement. */
+export async function relayedEventsAfter(db: Executor, afterSeq: number, limit: number): Promise<DeliverableEvent[]> {
+  const rows = await db
+    .selectFrom('outbox')
+    .select(['seq', 'topic', 'payload'])
+    .where('seq', '>', afterSeq)
+    .orderBy('seq')
+    .limit(limit)
     .execute()
-  for (const row of rows) await fanOut(trx, { id: row.id, topic: row.topic as EventTopic })
-  if (rows.length > 0) {
-    await trx
-      .updateTable('outbox')
-      .set({ published_at: sql<Date>`now()` as never })
-      .where('id', '=', sql<number>`any(${sql.val(rows.map((row) => row.id))}::bigint[])`)
-      .execute()
-  }
-  return rows.length
+  return rows.map((row) => ({
+    seq: Number(row.seq),
+    topic: row.topic as EventTopic,
+    payload: (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload) as Record<string, unknown>,
+  }))
 }
 
-export async function findEventPayload(db: Executor, id: number): Promise<Record<string, unknown> | undefined> {
-  const row = await db.selectFrom('outbox').select('payload').where('id', '=', id).executeTakeFirst()
-  if (!row) return undefined
-  return (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload) as Record<string, unknown>
-}
-
-/** Published events are kept a day for inspection, then removed. */
+/** Published events are kept a day (a listener that lost its connection catches up from them), then removed. */
 export async function deletePublishedEvents(db: Executor, olderThanSeconds = 24 * 60 * 60): Promise<number> {
   const result = await db
     .deleteFrom('outbox')

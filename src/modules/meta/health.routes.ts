@@ -1,8 +1,9 @@
 /**
  * Liveness and readiness, outside the versioned API and without a credential: a load balancer
- * asks /readyz whether this instance can serve (its database answers), /healthz whether the
- * process is alive at all. Probes are never rate limited (a load balancer probes from one IP).
- * Redis is optional: while it is away the instance still serves (degraded), so it stays ready.
+ * asks /readyz whether this instance can serve (its database answers and it can deliver events to
+ * its subscribers), /healthz whether the process is alive at all. Probes are never rate limited
+ * (a load balancer probes from one IP). Redis is optional: while it is away the instance still
+ * serves (degraded), so it stays ready.
  */
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
@@ -22,11 +23,17 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
         timer = setTimeout(() => reject(new Error('database check timed out')), READY_TIMEOUT_MS)
       })
       await Promise.race([sql`select 1`.execute(app.db), timeout]).finally(() => clearTimeout(timer))
-      const redis = app.redis ? { redis: await redisStatus(app.redis) } : {}
-      return { status: 'ready', database: app.database.kind, ...redis }
     } catch (error) {
       request.log.warn({ err: error }, 'readiness check failed')
       return sendProblem(reply, new ApiError(503, 'SERVICE_UNAVAILABLE', 'The database is unreachable.', { headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) } }))
     }
+    // Subscribers on an instance that cannot deliver would silently miss events (decisions §12).
+    const eventsProblem = app.eventDelivery.unavailable()
+    if (eventsProblem) {
+      request.log.warn({ reason: eventsProblem }, 'readiness check failed: events')
+      return sendProblem(reply, new ApiError(503, 'EVENTS_UNAVAILABLE', 'This instance cannot deliver events to subscribers.', { headers: { 'retry-after': '5' } }))
+    }
+    const redis = app.redis ? { redis: await redisStatus(app.redis) } : {}
+    return { status: 'ready', database: app.database.kind, ...redis }
   })
 }
