@@ -35,6 +35,8 @@ export interface BuildAppOptions {
 }
 
 const ONE_MIB = 1024 * 1024
+/** How often Node looks for connections past the headers or request timeout. */
+const CONNECTIONS_CHECKING_INTERVAL_MS = 1000
 
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
   const { config } = options
@@ -42,6 +44,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const app = Fastify({
     bodyLimit: ONE_MIB,
     trustProxy: false,
+    // Deliberate timeouts (decisions §12): a client that trickles headers or a body is answered
+    // 408 and cut off, and an idle keep-alive connection is closed. Node checks the first two
+    // only every connectionsCheckingInterval (30 s by default), so that is shortened too.
+    requestTimeout: config.http.requestTimeoutMs,
+    keepAliveTimeout: config.http.keepAliveTimeoutMs,
+    http: { headersTimeout: config.http.headersTimeoutMs, connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS },
     logger: {
       level: config.logLevel,
       // A credential never reaches the logs, wherever a serializer might put it.

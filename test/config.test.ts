@@ -30,6 +30,10 @@ t.test('a bad value stops the start with a message naming the variable', async (
     [{ SUBSCRIPTION_QUEUE_LIMIT: '0' }, /^Invalid configuration: SUBSCRIPTION_QUEUE_LIMIT /],
     [{ SUBSCRIPTION_KEEPALIVE: '5ms' }, /^Invalid configuration: SUBSCRIPTION_KEEPALIVE must be at least 10 ms/],
     [{ SUBSCRIPTION_INIT_TIMEOUT: 'never' }, /^Invalid configuration: SUBSCRIPTION_INIT_TIMEOUT /],
+    [{ HTTP_HEADERS_TIMEOUT: 'soon' }, /^Invalid configuration: HTTP_HEADERS_TIMEOUT /],
+    [{ HTTP_REQUEST_TIMEOUT: '50ms' }, /^Invalid configuration: HTTP_REQUEST_TIMEOUT must be at least 100 ms/],
+    [{ HTTP_KEEP_ALIVE_TIMEOUT: '-1' }, /^Invalid configuration: HTTP_KEEP_ALIVE_TIMEOUT /],
+    [{ HTTP_HEADERS_TIMEOUT: '40s' }, /^Invalid configuration: HTTP_HEADERS_TIMEOUT must not be longer than HTTP_REQUEST_TIMEOUT/],
   ]
   for (const [env, message] of cases) {
     t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env))
@@ -47,4 +51,9 @@ t.test('durations accept units', async (t) => {
   t.equal(loadConfig({ RATE_LIMIT_WINDOW: '5000' }).rateLimit.windowMs, 5000)
   t.same(loadConfig({}).subscriptions, { queueLimit: 1000, keepAliveMs: 15_000, initTimeoutMs: 10_000 })
   t.equal(loadConfig({ SUBSCRIPTION_KEEPALIVE: '100ms' }).subscriptions.keepAliveMs, 100)
+  t.same(loadConfig({}).http, { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5000 }, 'HTTP timeouts of decisions §12')
+  t.same(
+    loadConfig({ HTTP_HEADERS_TIMEOUT: '300ms', HTTP_REQUEST_TIMEOUT: '1s', HTTP_KEEP_ALIVE_TIMEOUT: '2s' }).http,
+    { headersTimeoutMs: 300, requestTimeoutMs: 1000, keepAliveTimeoutMs: 2000 },
+  )
 })
