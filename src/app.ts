@@ -12,6 +12,7 @@ import type { DatabaseHandle } from './db/database.ts'
 import { createValidatorCompiler } from './http/validation.ts'
 import { registerOperations } from './http/register-operations.ts'
 import { restHandlers } from './http/rest-handlers.ts'
+import { requestLogSerializer } from './http/redact-credentials.ts'
 import authPlugin from './plugins/auth.ts'
 import dbPlugin from './plugins/db.ts'
 import problemJson from './plugins/problem-json.ts'
@@ -54,9 +55,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       level: config.logLevel,
       // A credential never reaches the logs, wherever a serializer might put it.
       redact: {
-        paths: ['req.headers.authorization', 'headers.authorization', 'request.headers.authorization', '*.authorization', 'authorization'],
+        // rawPacket: the bytes of a request Node could not parse, headers and all (trace level).
+        paths: ['req.headers.authorization', 'headers.authorization', 'request.headers.authorization', '*.authorization', 'authorization', 'err.rawPacket'],
         censor: '[redacted]',
       },
+      // …and neither does a token sent in the query string, which is otherwise ignored.
+      serializers: { req: requestLogSerializer },
       ...(options.loggerStream ? { stream: options.loggerStream } : {}),
     },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },

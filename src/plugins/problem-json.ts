@@ -8,6 +8,7 @@ import fp from 'fastify-plugin'
 import FindMyWay, { type HTTPMethod } from 'find-my-way'
 import { ApiError, problemKind, type FieldError } from '../errors.ts'
 import { fieldErrorsFromValidation } from '../http/validation.ts'
+import { redactCredentials } from '../http/redact-credentials.ts'
 
 export interface ProblemBody {
   type: string
@@ -26,7 +27,7 @@ export function problemFromError(error: ApiError, request: FastifyRequest): Prob
     title: kind.title,
     status: error.status,
     detail: error.detail,
-    instance: request.url,
+    instance: redactCredentials(request.url),
     code: error.code,
     ...(error.errors ? { errors: error.errors } : {}),
   }
