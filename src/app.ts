@@ -16,6 +16,7 @@ import { requestLogSerializer } from './http/redact-credentials.ts'
 import authPlugin from './plugins/auth.ts'
 import dbPlugin from './plugins/db.ts'
 import problemJson from './plugins/problem-json.ts'
+import securityHeaders from './plugins/security-headers.ts'
 import rateLimitPlugin from './plugins/rate-limit.ts'
 import redisPlugin from './plugins/redis.ts'
 import versioning from './plugins/versioning.ts'
@@ -73,6 +74,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     app.getDefaultJsonParser('error', 'error'),
   )
 
+  await app.register(securityHeaders)
   await app.register(problemJson)
   await app.register(versioning)
   await app.register(redisPlugin, { url: config.redisUrl })
