@@ -18,6 +18,7 @@ import { depthLimitRule } from './limits.ts'
 import { graphqlResolvers } from './resolvers.ts'
 import { createBoundedPubSub, SLOW_SUBSCRIBER_CLOSE_CODE } from './pubsub.ts'
 import { registerSubscriptionTransport } from './websocket.ts'
+import { refuseUnstorableText } from './storable-text.ts'
 
 declare module 'mercurius' {
   interface MercuriusContext {
@@ -110,6 +111,7 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
         ? allowListedQueries(loadManifest(options.config.graphql.persistedManifest))
         : mercurius.persistedQueryDefaults.automatic(1024),
     })
+    refuseUnstorableText(app)
 
     const { maxCost, costBucket, costRestoreRate } = options.config.graphql
     const bucket = app.redis

@@ -10,6 +10,7 @@ import addFormatsModule from 'ajv-formats'
 import type { FastifySchemaCompiler } from 'fastify'
 import type { FieldError, ProblemLocation } from '../errors.ts'
 import { parseRecordId, RECORD_ID_RULE } from '../record-id.ts'
+import { findUnstorableText } from '../storable-text.ts'
 
 // ajv-formats is CommonJS with a default export; under NodeNext it arrives wrapped.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv
@@ -113,4 +114,16 @@ export function fieldErrorsFromValidation(errors: ErrorObject[] | unknown, conte
     result.push({ in: location, name, message })
   }
   return result
+}
+
+/**
+ * Strings in a parsed body or query string that PostgreSQL cannot store, named as the other
+ * validation errors are: a JSON pointer in the body, the parameter in the query string.
+ */
+export function unstorableTextErrors(value: unknown, location: 'body' | 'query'): FieldError[] {
+  return findUnstorableText(value).map(({ path, message }) => ({
+    in: location,
+    name: location === 'body' ? `/${path.map((key) => String(key).replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}` : String(path[0] ?? ''),
+    message,
+  }))
 }
