@@ -12,9 +12,11 @@ import type { DatabaseHandle } from './db/database.ts'
 import { createValidatorCompiler } from './http/validation.ts'
 import { registerOperations } from './http/register-operations.ts'
 import { restHandlers } from './http/rest-handlers.ts'
+import { requestLogSerializer } from './http/redact-credentials.ts'
 import authPlugin from './plugins/auth.ts'
 import dbPlugin from './plugins/db.ts'
 import problemJson from './plugins/problem-json.ts'
+import securityHeaders from './plugins/security-headers.ts'
 import rateLimitPlugin from './plugins/rate-limit.ts'
 import redisPlugin from './plugins/redis.ts'
 import versioning from './plugins/versioning.ts'
@@ -35,6 +37,8 @@ export interface BuildAppOptions {
 }
 
 const ONE_MIB = 1024 * 1024
+/** How often Node looks for connections past the headers or request timeout. */
+const CONNECTIONS_CHECKING_INTERVAL_MS = 1000
 
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
   const { config } = options
@@ -42,13 +46,22 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const app = Fastify({
     bodyLimit: ONE_MIB,
     trustProxy: false,
+    // Deliberate timeouts (decisions §12): a client that trickles headers or a body is answered
+    // 408 and cut off, and an idle keep-alive connection is closed. Node checks the first two
+    // only every connectionsCheckingInterval (30 s by default), so that is shortened too.
+    requestTimeout: config.http.requestTimeoutMs,
+    keepAliveTimeout: config.http.keepAliveTimeoutMs,
+    http: { headersTimeout: config.http.headersTimeoutMs, connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS },
     logger: {
       level: config.logLevel,
       // A credential never reaches the logs, wherever a serializer might put it.
       redact: {
-        paths: ['req.headers.authorization', 'headers.authorization', 'request.headers.authorization', '*.authorization', 'authorization'],
+        // rawPacket: the bytes of a request Node could not parse, headers and all (trace level).
+        paths: ['req.headers.authorization', 'headers.authorization', 'request.headers.authorization', '*.authorization', 'authorization', 'err.rawPacket'],
         censor: '[redacted]',
       },
+      // …and neither does a token sent in the query string, which is otherwise ignored.
+      serializers: { req: requestLogSerializer },
       ...(options.loggerStream ? { stream: options.loggerStream } : {}),
     },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
@@ -61,6 +74,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     app.getDefaultJsonParser('error', 'error'),
   )
 
+  await app.register(securityHeaders)
   await app.register(problemJson)
   await app.register(versioning)
   await app.register(redisPlugin, { url: config.redisUrl })

@@ -43,6 +43,15 @@ export interface AppConfig {
     /** Active subscriptions one WebSocket may carry; a further subscribe gets an error. */
     maxPerConnection: number
   }
+  /** Deliberate HTTP timeouts (decisions §12): a client that trickles headers or a body is cut off. */
+  http: {
+    /** Time to receive a request's headers. */
+    headersTimeoutMs: number
+    /** Time to receive a whole request, body included (not the time to answer it). */
+    requestTimeoutMs: number
+    /** How long an idle keep-alive connection stays open. */
+    keepAliveTimeoutMs: number
+  }
 }
 
 export class ConfigError extends Error {
@@ -144,5 +153,16 @@ export function loadConfig(env: Env = process.env): AppConfig {
       initTimeoutMs: duration(env, 'SUBSCRIPTION_INIT_TIMEOUT', 10_000, 10),
       maxPerConnection: integer(env, 'SUBSCRIPTION_MAX_PER_CONNECTION', 100, 1, 10_000),
     },
+    http: httpTimeouts(env),
   }
+}
+
+function httpTimeouts(env: Env): AppConfig['http'] {
+  const headersTimeoutMs = duration(env, 'HTTP_HEADERS_TIMEOUT', 10_000, 100)
+  const requestTimeoutMs = duration(env, 'HTTP_REQUEST_TIMEOUT', 30_000, 100)
+  // Node refuses a headers timeout longer than the request timeout, which includes the headers.
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError('HTTP_HEADERS_TIMEOUT', `must not be longer than HTTP_REQUEST_TIMEOUT (${requestTimeoutMs} ms), got ${headersTimeoutMs} ms`)
+  }
+  return { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs: duration(env, 'HTTP_KEEP_ALIVE_TIMEOUT', 5000, 100) }
 }

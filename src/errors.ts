@@ -3,7 +3,8 @@
  * problem+json handler and the GraphQL error formatter both read these, so a rule that fails the
  * same way in both styles reports the same code.
  */
-export type ProblemLocation = 'body' | 'query' | 'path' | 'header'
+/** Where an input error is: REST's four places, and for GraphQL an argument or a variable. */
+export type ProblemLocation = 'body' | 'query' | 'path' | 'header' | 'argument' | 'variable'
 
 export interface FieldError {
   in: ProblemLocation

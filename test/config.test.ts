@@ -36,6 +36,10 @@ t.test('a bad value stops the start with a message naming the variable', async (
     [{ SUBSCRIPTION_MAX_PER_CONNECTION: '0' }, /^Invalid configuration: SUBSCRIPTION_MAX_PER_CONNECTION must be between 1 and 10000/],
     [{ SUBSCRIPTION_MAX_PER_CONNECTION: 'many' }, /^Invalid configuration: SUBSCRIPTION_MAX_PER_CONNECTION must be a whole number/],
     [{ DB_STATEMENT_TIMEOUT: '50ms' }, /^Invalid configuration: DB_STATEMENT_TIMEOUT must be at least 100 ms/],
+    [{ HTTP_HEADERS_TIMEOUT: 'soon' }, /^Invalid configuration: HTTP_HEADERS_TIMEOUT /],
+    [{ HTTP_REQUEST_TIMEOUT: '50ms' }, /^Invalid configuration: HTTP_REQUEST_TIMEOUT must be at least 100 ms/],
+    [{ HTTP_KEEP_ALIVE_TIMEOUT: '-1' }, /^Invalid configuration: HTTP_KEEP_ALIVE_TIMEOUT /],
+    [{ HTTP_HEADERS_TIMEOUT: '40s' }, /^Invalid configuration: HTTP_HEADERS_TIMEOUT must not be longer than HTTP_REQUEST_TIMEOUT/],
   ]
   for (const [env, message] of cases) {
     t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env))
@@ -56,4 +60,9 @@ t.test('durations accept units', async (t) => {
   t.equal(loadConfig({ SUBSCRIPTION_MAX_PER_CONNECTION: '5' }).subscriptions.maxPerConnection, 5)
   t.equal(loadConfig({}).databaseStatementTimeoutMs, 5000, 'DB_STATEMENT_TIMEOUT is 5 s by default (decisions §12)')
   t.equal(loadConfig({ DB_STATEMENT_TIMEOUT: '1s' }).databaseStatementTimeoutMs, 1000)
+  t.same(loadConfig({}).http, { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5000 }, 'HTTP timeouts of decisions §12')
+  t.same(
+    loadConfig({ HTTP_HEADERS_TIMEOUT: '300ms', HTTP_REQUEST_TIMEOUT: '1s', HTTP_KEEP_ALIVE_TIMEOUT: '2s' }).http,
+    { headersTimeoutMs: 300, requestTimeoutMs: 1000, keepAliveTimeoutMs: 2000 },
+  )
 })

@@ -4,6 +4,7 @@ import type { Caller } from '../auth/caller.ts'
 import { ApiError, badRequest, unauthenticated } from '../errors.ts'
 import { runIdempotent, validateIdempotencyKey } from '../idempotency.ts'
 import type { Executor } from '../db/transaction.ts'
+import { parseRecordId, RECORD_ID_RULE } from '../record-id.ts'
 
 export function callerOf(context: MercuriusContext): Caller {
   return context.caller
@@ -15,13 +16,13 @@ export function subscriber(context: MercuriusContext): Caller {
   return context.caller
 }
 
-/** An `ID` argument: a positive integer, or BAD_USER_INPUT. */
+/** An `ID` argument that names a record: canonical, as REST path ids are, or BAD_USER_INPUT. */
 export function parseId(value: string | number, argument: string): number {
-  const text = String(value)
-  if (!/^[1-9]\d{0,9}$/.test(text) || Number(text) > 2_147_483_647) {
-    throw badRequest('INVALID_ID', `${argument} must be a positive integer id.`, [{ in: 'body', name: argument, message: 'must be a positive integer id' }])
+  const id = parseRecordId(String(value))
+  if (id === undefined) {
+    throw badRequest('INVALID_ID', `${argument} ${RECORD_ID_RULE}.`, [{ in: 'body', name: argument, message: RECORD_ID_RULE }])
   }
-  return Number(text)
+  return id
 }
 
 /** `first`/`last`: 1-100, like REST's `limit`. */

@@ -17,6 +17,7 @@ import { enforceOperationLimits } from './limits.ts'
 import { graphqlResolvers } from './resolvers.ts'
 import { createBoundedPubSub, SLOW_SUBSCRIBER_CLOSE_CODE } from './pubsub.ts'
 import { registerSubscriptionTransport } from './websocket.ts'
+import { refuseUnstorableText } from './storable-text.ts'
 
 declare module 'mercurius' {
   interface MercuriusContext {
@@ -108,6 +109,7 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
         ? allowListedQueries(loadManifest(options.config.graphql.persistedManifest))
         : mercurius.persistedQueryDefaults.automatic(1024),
     })
+    refuseUnstorableText(app)
 
     // The per-connection subscription limit, before Mercurius keeps anything for the operation.
     app.graphql.addHook('preSubscriptionParsing', async (_schema, _source, context, id) => context.admitSubscription?.(String(id)))

@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import { operations, type OperationId } from '../generated/openapi/operations.ts'
 import { ApiError, validationFailed } from '../errors.ts'
 import { requireCaller } from '../plugins/auth.ts'
+import { unstorableTextErrors } from './validation.ts'
 
 export type OperationHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>
 export type OperationHandlers = Partial<Record<OperationId, OperationHandler>>
@@ -53,6 +54,9 @@ export function registerOperations(app: FastifyInstance, handlers: OperationHand
         }
       },
       preValidation: async (request) => {
+        // Text PostgreSQL cannot store is refused before anything reads it (decisions §12).
+        const unstorable = [...unstorableTextErrors(request.query, 'query'), ...unstorableTextErrors(request.body, 'body')]
+        if (unstorable.length > 0) throw validationFailed(unstorable)
         if (request.body !== undefined || accepted.length === 0) return
         // An optional body that was left out validates as an empty object; a required one is an
         // error here, because Fastify skips validation when no media type selects a schema.

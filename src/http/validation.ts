@@ -1,13 +1,16 @@
 /**
  * Request validation with two AJV instances: bodies are checked exactly as sent (no type coercion:
  * `"qty": "2"` is an error), while path, query and header values, which are always strings on the
- * wire, are coerced to their documented types. Both report every error, not only the first, and
+ * wire, are coerced to their documented types, except that a path id must first be a canonical
+ * decimal integer (src/record-id.ts). Both report every error, not only the first, and
  * never strip unknown properties (the contract's `additionalProperties: false` rejects them).
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { FastifySchemaCompiler } from 'fastify'
 import type { FieldError, ProblemLocation } from '../errors.ts'
+import { parseRecordId, RECORD_ID_RULE } from '../record-id.ts'
+import { findUnstorableText } from '../storable-text.ts'
 
 // ajv-formats is CommonJS with a default export; under NodeNext it arrives wrapped.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv
@@ -27,13 +30,30 @@ function createAjv(coerceTypes: boolean): Ajv {
   return ajv
 }
 
+/** The path parameters a schema types as integers: in this contract, every one is a record id. */
+function integerProperties(schema: unknown): string[] {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {}
+  return Object.keys(properties).filter((name) => properties[name]?.type === 'integer')
+}
+
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const bodyAjv = createAjv(false)
   const parameterAjv = createAjv(true)
   return ({ schema, httpPart }) => {
     // AJV caches compiled schemas itself, so shared component schemas compile once.
     const validate: ValidateFunction = (httpPart === 'body' ? bodyAjv : parameterAjv).compile(schema as object)
-    return (data: unknown) => (validate(data) ? { value: data } : { error: validate.errors as never })
+    const check = (data: unknown) => (validate(data) ? { value: data } : { error: validate.errors as never })
+    if (httpPart !== 'params') return check
+    // Coercion would read `0x10` as 16 and `3.0` as 3: path ids are checked as the strings they
+    // arrived as, before AJV sees them (decisions §12).
+    const ids = integerProperties(schema)
+    return (data: unknown) => {
+      const params = data as Record<string, unknown>
+      const errors: ErrorObject[] = ids
+        .filter((name) => typeof params[name] === 'string' && parseRecordId(params[name]) === undefined)
+        .map((name) => ({ instancePath: `/${name}`, schemaPath: '#/recordId', keyword: 'recordId', params: {}, message: RECORD_ID_RULE }))
+      return errors.length > 0 ? { error: errors as never } : check(data)
+    }
   }
 }
 
@@ -94,4 +114,16 @@ export function fieldErrorsFromValidation(errors: ErrorObject[] | unknown, conte
     result.push({ in: location, name, message })
   }
   return result
+}
+
+/**
+ * Strings in a parsed body or query string that PostgreSQL cannot store, named as the other
+ * validation errors are: a JSON pointer in the body, the parameter in the query string.
+ */
+export function unstorableTextErrors(value: unknown, location: 'body' | 'query'): FieldError[] {
+  return findUnstorableText(value).map(({ path, message }) => ({
+    in: location,
+    name: location === 'body' ? `/${path.map((key) => String(key).replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}` : String(path[0] ?? ''),
+    message,
+  }))
 }

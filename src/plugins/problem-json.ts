@@ -9,6 +9,7 @@ import FindMyWay, { type HTTPMethod } from 'find-my-way'
 import { isDatabaseUnavailable } from '../db/database-unavailable.ts'
 import { ApiError, databaseUnavailable, problemKind, type FieldError } from '../errors.ts'
 import { fieldErrorsFromValidation } from '../http/validation.ts'
+import { redactCredentials } from '../http/redact-credentials.ts'
 
 export interface ProblemBody {
   type: string
@@ -27,7 +28,7 @@ export function problemFromError(error: ApiError, request: FastifyRequest): Prob
     title: kind.title,
     status: error.status,
     detail: error.detail,
-    instance: request.url,
+    instance: redactCredentials(request.url),
     code: error.code,
     ...(error.errors ? { errors: error.errors } : {}),
   }

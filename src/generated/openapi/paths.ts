@@ -1015,11 +1015,11 @@ export interface components {
         };
     };
     parameters: {
-        /** @description The order's id. */
+        /** @description The order's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another order. */
         OrderId: number;
-        /** @description The article's id. */
+        /** @description The article's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another article. */
         ArticleId: number;
-        /** @description The user's id. */
+        /** @description The user's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another user. */
         UserId: number;
         /** @description Page size, 1-100. */
         Limit: number;
@@ -1256,7 +1256,7 @@ export interface operations {
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
-                /** @description The order's id. */
+                /** @description The order's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another order. */
                 id: components["parameters"]["OrderId"];
             };
             cookie?: never;
@@ -1320,7 +1320,7 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The order's id. */
+                /** @description The order's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another order. */
                 id: components["parameters"]["OrderId"];
             };
             cookie?: never;
@@ -1368,7 +1368,7 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The order's id. */
+                /** @description The order's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another order. */
                 id: components["parameters"]["OrderId"];
             };
             cookie?: never;
@@ -1405,7 +1405,7 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The order's id. */
+                /** @description The order's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another order. */
                 id: components["parameters"]["OrderId"];
             };
             cookie?: never;
@@ -1461,7 +1461,7 @@ export interface operations {
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
-                /** @description The order's id. */
+                /** @description The order's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another order. */
                 id: components["parameters"]["OrderId"];
             };
             cookie?: never;
@@ -1505,7 +1505,7 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The order's id. */
+                /** @description The order's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another order. */
                 id: components["parameters"]["OrderId"];
             };
             cookie?: never;
@@ -1555,7 +1555,7 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The order's id. */
+                /** @description The order's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another order. */
                 id: components["parameters"]["OrderId"];
             };
             cookie?: never;
@@ -1605,7 +1605,7 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The order's id. */
+                /** @description The order's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another order. */
                 id: components["parameters"]["OrderId"];
             };
             cookie?: never;
@@ -1764,7 +1764,7 @@ export interface operations {
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
-                /** @description The article's id. */
+                /** @description The article's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another article. */
                 id: components["parameters"]["ArticleId"];
             };
             cookie?: never;
@@ -1816,7 +1816,7 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The article's id. */
+                /** @description The article's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another article. */
                 id: components["parameters"]["ArticleId"];
             };
             cookie?: never;
@@ -1862,7 +1862,7 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The article's id. */
+                /** @description The article's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another article. */
                 id: components["parameters"]["ArticleId"];
             };
             cookie?: never;
@@ -1898,7 +1898,7 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The article's id. */
+                /** @description The article's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another article. */
                 id: components["parameters"]["ArticleId"];
             };
             cookie?: never;
@@ -1952,7 +1952,7 @@ export interface operations {
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
-                /** @description The article's id. */
+                /** @description The article's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another article. */
                 id: components["parameters"]["ArticleId"];
             };
             cookie?: never;
@@ -1994,7 +1994,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The article's id. */
+                /** @description The article's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another article. */
                 id: components["parameters"]["ArticleId"];
             };
             cookie?: never;
@@ -2136,7 +2136,7 @@ export interface operations {
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
-                /** @description The user's id. */
+                /** @description The user's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another user. */
                 id: components["parameters"]["UserId"];
             };
             cookie?: never;
@@ -2189,7 +2189,7 @@ export interface operations {
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
-                /** @description The user's id. */
+                /** @description The user's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another user. */
                 id: components["parameters"]["UserId"];
             };
             cookie?: never;
