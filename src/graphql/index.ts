@@ -13,10 +13,10 @@ import { unauthenticated } from '../errors.ts'
 import { formatGraphqlErrors, GRAPHQL_RESPONSE_MEDIA_TYPE, wantsGraphqlResponse } from './errors.ts'
 import { createMemoryCostBucket, createRedisCostBucket } from './cost-bucket.ts'
 import { registerPublicDataCache } from './cache.ts'
-import { enforceOperationLimits } from './limits.ts'
+import { enforceOperationLimits, enforceSubscriptionLimits } from './limits.ts'
 import { graphqlResolvers } from './resolvers.ts'
 import { createBoundedPubSub, SLOW_SUBSCRIBER_CLOSE_CODE } from './pubsub.ts'
-import { registerSubscriptionTransport } from './websocket.ts'
+import { registerSubscriptionTransport, type SubscriptionRequest } from './websocket.ts'
 import { refuseUnstorableText } from './storable-text.ts'
 
 declare module 'mercurius' {
@@ -28,6 +28,8 @@ declare module 'mercurius' {
     closeAsTooSlow?: () => void
     /** On a subscription connection: admits a subscribe or throws its error (websocket.ts). */
     admitSubscription?: (id: string) => void
+    /** On a subscription: the variables and operationName the client sent with operation `id`. */
+    subscriptionRequest?: (id: string) => SubscriptionRequest | undefined
   }
 }
 
@@ -103,6 +105,7 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
           caller: sockets.callerOf(socket),
           closeAsTooSlow: () => socket.close(SLOW_SUBSCRIBER_CLOSE_CODE, 'Subscriber too slow: events were dropped'),
           admitSubscription: (id: string) => sockets.admitSubscription(socket, id),
+          subscriptionRequest: (id: string) => sockets.subscriptionRequest(socket, id),
         }),
       },
       persistedQueryProvider: options.config.graphql.persistedOnly
@@ -113,6 +116,8 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
 
     // The per-connection subscription limit, before Mercurius keeps anything for the operation.
     app.graphql.addHook('preSubscriptionParsing', async (_schema, _source, context, id) => context.admitSubscription?.(String(id)))
+    // Mercurius neither validates a subscription document nor runs preExecution for it.
+    app.graphql.addHook('preSubscriptionExecution', enforceSubscriptionLimits(options.config.graphql))
 
     const { costBucket, costRestoreRate } = options.config.graphql
     const bucket = app.redis

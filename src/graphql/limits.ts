@@ -12,7 +12,7 @@
  *
  * A refused operation never reaches a resolver, so it runs no SQL.
  */
-import { GraphQLError, Kind, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from 'graphql'
+import { GraphQLError, Kind, validate, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from 'graphql'
 // The field collection graphql-js executes the root selection with (internal in its typings, but
 // exported): aliases are separate fields, one response key is one execution, @skip/@include apply.
 import { collectFields } from 'graphql/execution/collectFields.js'
@@ -64,6 +64,16 @@ export function mutationCount(schema: GraphQLSchema, operation: ExecutingOperati
   return [...fields.values()].filter(([field]) => field !== undefined && !field.name.value.startsWith('__')).length
 }
 
+function refuseTooDeep(executing: ExecutingOperation, maxDepth: number): void {
+  const depth = operationDepth(executing)
+  if (depth > maxDepth) {
+    throw new GraphQLError(`The operation nests ${depth} levels deep; the limit is ${maxDepth}.`, {
+      nodes: [executing.operation],
+      extensions: { code: 'DEPTH_LIMIT_EXCEEDED', depth, maxDepth },
+    })
+  }
+}
+
 function limitError(code: 'COST_LIMIT_EXCEEDED' | 'RATE_LIMITED', message: string, extensions: Record<string, unknown>): Error {
   return Object.assign(new Error(message), { code, extensions })
 }
@@ -106,13 +116,7 @@ export function enforceOperationLimits(limits: GraphqlLimits, bucket: CostBucket
       throw Object.assign(new Error(`A ${operation.operation} cannot be sent with ${method}.`), { code: 'MER_ERR_METHOD_NOT_ALLOWED' })
     }
 
-    const depth = operationDepth(executing)
-    if (depth > limits.maxDepth) {
-      throw new GraphQLError(`The operation nests ${depth} levels deep; the limit is ${limits.maxDepth}.`, {
-        nodes: [operation],
-        extensions: { code: 'DEPTH_LIMIT_EXCEEDED', depth, maxDepth: limits.maxDepth },
-      })
-    }
+    refuseTooDeep(executing, limits.maxDepth)
 
     const cost = operationCost(schema, executing)
     const mutations = mutationCount(schema, executing)
@@ -137,5 +141,34 @@ export function enforceOperationLimits(limits: GraphqlLimits, bucket: CostBucket
       })
     }
     return operationCount(document) > 1 ? { document } : undefined
+  }
+}
+
+/**
+ * The preSubscriptionExecution hook. Mercurius 16 neither validates a subscription document nor
+ * runs preExecution for it, so without this a subscription could select anything the schema has
+ * (or does not have) and be resolved, deeply, for every event. It is validated with graphql's
+ * rules, and its depth and cost are measured like a query's, on the operation that executes with
+ * the variables the client sent (websocket.ts keeps them). The cost is what each event costs to
+ * resolve; it is bounded by `GRAPHQL_MAX_COST` but not charged to the points bucket, since events
+ * arrive at the pace of other callers' writes, not this caller's requests.
+ */
+export function enforceSubscriptionLimits(limits: Pick<GraphqlLimits, 'maxDepth' | 'maxCost'>) {
+  return async function subscriptionLimits(schema: GraphQLSchema, document: DocumentNode, context: MercuriusContext, id: string | number): Promise<void> {
+    const [invalid] = validate(schema, document)
+    if (invalid) throw new GraphQLError(invalid.message, { nodes: invalid.nodes, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })
+    const request = context.subscriptionRequest?.(String(id))
+    const executing = executingOperation(schema, document, request?.operationName, request?.variables)
+    if (!('operation' in executing)) {
+      const [error] = executing
+      throw new GraphQLError(error?.message ?? 'The subscription cannot be executed.', { nodes: error?.nodes, extensions: { code: 'BAD_USER_INPUT' } })
+    }
+    refuseTooDeep(executing, limits.maxDepth)
+    const cost = operationCost(schema, executing)
+    if (cost > limits.maxCost) {
+      throw new GraphQLError(`Each event of this subscription costs ${cost} points to resolve; the limit is ${limits.maxCost}.`, {
+        extensions: { code: 'COST_LIMIT_EXCEEDED', cost, maxCost: limits.maxCost },
+      })
+    }
   }
 }

@@ -53,6 +53,16 @@ export interface SubscriptionSockets {
    * the operation.
    */
   admitSubscription(socket: WebSocket, id: string): void
+  /**
+   * What the client sent with the operation `id`: Mercurius' subscription hooks are given the
+   * parsed document but not its variables or operationName, which the limits need.
+   */
+  subscriptionRequest(socket: WebSocket, id: string): SubscriptionRequest | undefined
+}
+
+export interface SubscriptionRequest {
+  variables: Record<string, unknown> | undefined
+  operationName: string | undefined
 }
 
 interface Operation {
@@ -63,6 +73,7 @@ interface Operation {
    * before then, Mercurius would lose, and the subscription would live on.
    */
   completedByClient: boolean
+  request: SubscriptionRequest
 }
 
 interface Connection {
@@ -181,7 +192,12 @@ export async function registerSubscriptionTransport(app: FastifyInstance, option
       }
       const holdsSlot = connection.active < options.maxSubscriptions
       if (holdsSlot) connection.active++
-      connection.operations.set(id, { holdsSlot, completedByClient: false })
+      const { variables, operationName } = payload as { variables?: unknown; operationName?: unknown }
+      const request: SubscriptionRequest = {
+        variables: typeof variables === 'object' && variables !== null && !Array.isArray(variables) ? (variables as Record<string, unknown>) : undefined,
+        operationName: typeof operationName === 'string' ? operationName : undefined,
+      }
+      connection.operations.set(id, { holdsSlot, completedByClient: false, request })
     }
 
     // Runs as each message arrives, before Mercurius (which queues messages) handles it.
@@ -231,6 +247,7 @@ export async function registerSubscriptionTransport(app: FastifyInstance, option
 
   return {
     callerOf: (socket) => connections.get(socket)?.caller,
+    subscriptionRequest: (socket, id) => connections.get(socket)?.operations.get(id)?.request,
     admitSubscription(socket, id) {
       const operation = connections.get(socket)?.operations.get(id)
       if (socket.readyState !== socket.OPEN) throw refused('The connection is closing.', {})

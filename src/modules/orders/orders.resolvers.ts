@@ -21,11 +21,12 @@ type OrderEvent = { orderId: number; userId: number; order: Order }
  * A subscription to an order topic that delivers only events about orders the subscriber may read
  * (the same policy as Query.order), further narrowed by `matches`.
  */
-function subscribeTo<Args>(topic: string, matches: (payload: OrderEvent, args: Args) => boolean) {
+function subscribeTo<Args>(topic: string, matches: (payload: OrderEvent, args: Args) => boolean, checkArgs?: (args: Args) => void) {
   return mercurius.withFilter(
-    (_root: unknown, _args: Args, ctx: MercuriusContext) => {
+    (_root: unknown, args: Args, ctx: MercuriusContext) => {
       try {
         requireScope(subscriber(ctx), 'orders:read')
+        checkArgs?.(args)
       } catch (error) {
         throw subscriptionError(error)
       }
@@ -92,7 +93,12 @@ export const orderResolvers = {
       resolve: resolveOrder,
     },
     orderStatusChanged: {
-      subscribe: subscribeTo('order.status_changed', (payload, args: { orderId?: string | null }) => args.orderId == null || String(payload.orderId) === String(args.orderId)),
+      subscribe: subscribeTo(
+        'order.status_changed',
+        (payload, args: { orderId?: string | null }) => args.orderId == null || String(payload.orderId) === String(args.orderId),
+        // A non-canonical id (`0x10`) is refused like everywhere else, not matched against nothing.
+        (args) => void (args.orderId == null || parseId(args.orderId, 'orderId')),
+      ),
       resolve: resolveOrder,
     },
   },
