@@ -13,6 +13,7 @@ import { unauthenticated } from '../errors.ts'
 import { formatGraphqlErrors, GRAPHQL_RESPONSE_MEDIA_TYPE, wantsGraphqlResponse } from './errors.ts'
 import { createMemoryCostBucket, createRedisCostBucket } from './cost-bucket.ts'
 import { registerPublicDataCache } from './cache.ts'
+import { refuseGetWithoutOperation } from './get-operation.ts'
 import { enforceOperationLimits, enforceSubscriptionLimits } from './limits.ts'
 import { graphqlResolvers } from './resolvers.ts'
 import { createBoundedPubSub, SLOW_SUBSCRIBER_CLOSE_CODE } from './pubsub.ts'
@@ -87,6 +88,9 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
       closeGraceMs: 2000,
       maxSubscriptions: subscriptions.maxPerConnection,
     })
+    const persistedQueries = options.config.graphql.persistedOnly
+      ? allowListedQueries(loadManifest(options.config.graphql.persistedManifest))
+      : mercurius.persistedQueryDefaults.automatic(1024)
     await app.register(mercurius, {
       schema: options.sdl,
       resolvers: resolvers as never,
@@ -108,9 +112,7 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
           subscriptionRequest: (id: string) => sockets.subscriptionRequest(socket, id),
         }),
       },
-      persistedQueryProvider: options.config.graphql.persistedOnly
-        ? allowListedQueries(loadManifest(options.config.graphql.persistedManifest))
-        : mercurius.persistedQueryDefaults.automatic(1024),
+      persistedQueryProvider: persistedQueries,
     })
     refuseUnstorableText(app)
 
@@ -131,6 +133,7 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
     })
 
     await registerPublicDataCache(app)
+    refuseGetWithoutOperation(app, persistedQueries)
 
     app.addHook('onRequest', async (request, reply) => {
       if (request.routeOptions.url !== '/graphql') return

@@ -79,7 +79,7 @@ function limitError(code: 'COST_LIMIT_EXCEEDED' | 'RATE_LIMITED', message: strin
 }
 
 /** graphql's own errors for a request it would not execute (no such operation, variables that do not coerce). */
-function notExecutable(errors: readonly GraphQLError[]): Error {
+export function notExecutable(errors: readonly GraphQLError[]): Error {
   return Object.assign(new Error('The request cannot be executed.'), { errors })
 }
 
