@@ -9,11 +9,13 @@
  */
 import { GraphQLError, type ExecutionResult } from 'graphql'
 import type { MercuriusContext } from 'mercurius'
+import { constraintViolation } from '../db/constraint-violation.ts'
 import { isDatabaseUnavailable } from '../db/database-unavailable.ts'
 import { ApiError, DATABASE_RETRY_AFTER_SECONDS, databaseUnavailable } from '../errors.ts'
+import { requestProblem } from './request-problems.ts'
 
 export type GraphqlErrorCode =
-  | 'BAD_USER_INPUT' | 'UNAUTHENTICATED' | 'FORBIDDEN' | 'NOT_FOUND' | 'CONFLICT'
+  | 'BAD_REQUEST' | 'BAD_USER_INPUT' | 'UNAUTHENTICATED' | 'FORBIDDEN' | 'NOT_FOUND' | 'CONFLICT'
   | 'GRAPHQL_PARSE_FAILED' | 'GRAPHQL_VALIDATION_FAILED' | 'DEPTH_LIMIT_EXCEEDED' | 'COST_LIMIT_EXCEEDED'
   | 'RATE_LIMITED' | 'PERSISTED_QUERY_NOT_FOUND' | 'PERSISTED_QUERY_NOT_ALLOWED' | 'INTERNAL_SERVER_ERROR'
   | 'DATABASE_UNAVAILABLE'
@@ -58,13 +60,13 @@ function classify(error: GraphQLError, executed: boolean): FormattedError {
     ...(error.path ? { path: error.path } : {}),
   }
   // A driver error that means an outage reads as the same ApiError REST answers with.
-  const apiError = original instanceof ApiError ? original : isDatabaseUnavailable(original) ? databaseUnavailable(original) : undefined
+  const apiError = original instanceof ApiError ? original : isDatabaseUnavailable(original) ? databaseUnavailable(original) : (constraintViolation(original) ?? requestProblem(original))
   if (apiError) {
     return {
       message: apiError.detail,
       ...base,
       extensions: {
-        code: apiError.code === 'DATABASE_UNAVAILABLE' ? 'DATABASE_UNAVAILABLE' : (CODE_BY_STATUS[apiError.status] ?? 'BAD_USER_INPUT'),
+        code: apiError.code === 'DATABASE_UNAVAILABLE' || apiError.code === 'BAD_REQUEST' ? apiError.code : (CODE_BY_STATUS[apiError.status] ?? 'BAD_USER_INPUT'),
         reason: apiError.code,
         ...(apiError.errors ? { errors: apiError.errors } : {}),
       },
@@ -93,7 +95,11 @@ function flatten(errors: readonly GraphQLError[]): GraphQLError[] {
     // Mercurius wraps a request's validation errors in one error; our ApiErrors carry field errors
     // under the same name, which are not GraphQL errors, and so does a refused connection
     // (Node's AggregateError of one error per address).
-    const ownErrors = error.originalError instanceof ApiError || isDatabaseUnavailable(error.originalError)
+    // A mutation over GET keeps its code (answered 405 below) rather than its bare inner error.
+    const ownErrors =
+      error.originalError instanceof ApiError ||
+      isDatabaseUnavailable(error.originalError) ||
+      (error.originalError as { code?: unknown } | undefined)?.code === 'MER_ERR_METHOD_NOT_ALLOWED'
     const nested = ownErrors ? undefined : (error.originalError as { errors?: unknown } | undefined)?.errors
     if (Array.isArray(nested)) {
       return nested.map((inner) => (inner instanceof GraphQLError ? inner : new GraphQLError((inner as Error).message, { originalError: inner as Error })))
@@ -115,6 +121,7 @@ export function formatGraphqlErrors(
   const errors = flatten(execution.errors ?? []).map((error) => {
     const formatted = classify(error, executed)
     if (formatted.extensions.code === 'INTERNAL_SERVER_ERROR') log.error({ err: error.originalError ?? error }, 'graphql resolver failed')
+    else if (formatted.extensions.code === 'BAD_REQUEST') log.info({ err: error.originalError ?? error }, 'graphql request malformed')
     else if (formatted.extensions.code === 'DATABASE_UNAVAILABLE') log.warn({ err: error.originalError ?? error }, 'graphql resolver failed: database unavailable')
     return formatted
   })
@@ -126,6 +133,10 @@ export function formatGraphqlErrors(
   }
   let statusCode = 200
   const first = errors[0]?.extensions.code
+  if (first === 'BAD_REQUEST' && !executed) {
+    // A request that is not one GraphQL request is 400 in both media types, with no `data`.
+    return { statusCode: 400, response: { errors } as unknown as ExecutionResult }
+  }
   if (first === 'UNAUTHENTICATED' && !executed) statusCode = 401
   else if (first === 'RATE_LIMITED') statusCode = 429
   else if (execution.data == null && errors.some((error) => error.extensions.code === 'DATABASE_UNAVAILABLE')) {

@@ -19,6 +19,7 @@ import { graphqlResolvers } from './resolvers.ts'
 import { createBoundedPubSub, SLOW_SUBSCRIBER_CLOSE_CODE } from './pubsub.ts'
 import { registerSubscriptionTransport, type SubscriptionRequest } from './websocket.ts'
 import { refuseUnstorableText } from './storable-text.ts'
+import { refuseMalformedRequests } from './request-problems.ts'
 
 declare module 'mercurius' {
   interface MercuriusContext {
@@ -115,6 +116,7 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
       persistedQueryProvider: persistedQueries,
     })
     refuseUnstorableText(app)
+    refuseMalformedRequests(app)
 
     // The per-connection subscription limit, before Mercurius keeps anything for the operation.
     app.graphql.addHook('preSubscriptionParsing', async (_schema, _source, context, id) => context.admitSubscription?.(String(id)))

@@ -6,6 +6,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import FindMyWay, { type HTTPMethod } from 'find-my-way'
+import { constraintViolation } from '../db/constraint-violation.ts'
 import { isDatabaseUnavailable } from '../db/database-unavailable.ts'
 import { ApiError, databaseUnavailable, problemKind, type FieldError } from '../errors.ts'
 import { fieldErrorsFromValidation } from '../http/validation.ts'
@@ -65,6 +66,8 @@ export function toApiError(error: unknown): ApiError {
     return new ApiError(400, 'MALFORMED_BODY', 'The body is not valid JSON.')
   }
   if (isDatabaseUnavailable(error)) return databaseUnavailable(error)
+  const violation = constraintViolation(error)
+  if (violation) return violation
   const status = fastifyError.statusCode
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return new ApiError(status, fastifyError.code ?? 'BAD_REQUEST', fastifyError.message)

@@ -1,0 +1,64 @@
+/**
+ * Request-level GraphQL problems (decisions §12): a POST body that is not one GraphQL request —
+ * malformed JSON, no or a non-JSON Content-Type, a JSON array, no or a non-string `query`, a
+ * non-object `variables`, `__proto__` in the JSON, a body over 1 MiB, a persisted-query hash that
+ * does not match its query — is 400 `BAD_REQUEST`, never INTERNAL_SERVER_ERROR, and is logged
+ * below error level. Mercurius reads the body before our resolvers exist, so some of these reach
+ * it as Fastify or Mercurius errors (mapped by `requestProblem`); the shape of the body is checked
+ * here before Mercurius' own schema sees it, so that each problem gets a message that names it.
+ */
+import type { FastifyInstance } from 'fastify'
+import { ApiError } from '../errors.ts'
+
+export const badGraphqlRequest = (detail: string) => new ApiError(400, 'BAD_REQUEST', detail)
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/** What is wrong with a parsed POST body as a GraphQL-over-HTTP request, or undefined. */
+export function requestShapeProblem(body: unknown): string | undefined {
+  if (!isObject(body)) return 'The body must be one JSON object with a "query" (batched requests are not accepted).'
+  const { query, variables, operationName, extensions } = body
+  if (extensions !== undefined && extensions !== null && !isObject(extensions)) return '"extensions" must be an object.'
+  const persisted = isObject(extensions) && extensions.persistedQuery !== undefined
+  if (query === undefined && !persisted) return 'The body has no "query".'
+  if (query !== undefined && typeof query !== 'string') return '"query" must be a string.'
+  if (variables !== undefined && variables !== null && !isObject(variables)) return '"variables" must be an object.'
+  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') return '"operationName" must be a string.'
+  return undefined
+}
+
+/** Fastify and Mercurius errors that mean the request itself was malformed, as BAD_REQUEST. */
+export function requestProblem(error: unknown): ApiError | undefined {
+  if (typeof error !== 'object' || error === null) return undefined
+  const { code, statusCode, validation } = error as { code?: unknown; statusCode?: unknown; validation?: unknown }
+  switch (code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return badGraphqlRequest('The request body is larger than 1 MiB.')
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return badGraphqlRequest('Send the request as application/json (or a GET with a query string).')
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return badGraphqlRequest('The body is not valid JSON.')
+    case 'MER_ERR_GQL_PERSISTED_QUERY_MISMATCH':
+      return badGraphqlRequest('The persisted query hash does not match the query sent with it.')
+  }
+  // JSON.parse's own errors, and secure-json-parse refusing `__proto__` or `constructor.prototype`.
+  if (error instanceof SyntaxError && (statusCode === 400 || code === 'MER_ERR_GQL_VALIDATION')) {
+    return badGraphqlRequest(`The request is not valid JSON: ${error.message}`)
+  }
+  // Mercurius' own schema of the request body (only reached by shapes the hook above lets pass).
+  if (validation !== undefined) return badGraphqlRequest(`The request is malformed: ${(error as Error).message}`)
+  return undefined
+}
+
+export function refuseMalformedRequests(app: FastifyInstance): void {
+  app.addHook('preValidation', async (request) => {
+    if (request.routeOptions.url !== '/graphql' || request.method !== 'POST') return
+    const problem = requestShapeProblem(request.body)
+    if (problem) throw badGraphqlRequest(problem)
+    // GraphQL-over-HTTP: `"extensions": null` means no extensions (Mercurius' schema wants an object).
+    const body = request.body as Record<string, unknown>
+    if (body.extensions === null) delete body.extensions
+  })
+}
