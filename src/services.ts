@@ -3,6 +3,7 @@
  * resolvers both reach them through `app.services`, so both styles run the same rules.
  */
 import type { Kysely } from 'kysely'
+import { createCommandValidator } from './commands/command-validation.ts'
 import type { AppConfig } from './config.ts'
 import type { Database } from './db/schema.ts'
 import { createCursorCodec } from './pagination/cursor.ts'
@@ -19,12 +20,13 @@ export function createServices(dependencies: {
 }) {
   const invalidate = dependencies.invalidate ?? (async () => {})
   const cursors = createCursorCodec(dependencies.config.jwtSecret)
+  const commands = createCommandValidator()
   return {
     cursors,
-    orders: createOrdersService({ db: dependencies.db, cursors }),
-    users: createUsersService({ db: dependencies.db, cursors }),
-    products: createProductsService({ db: dependencies.db, cursors, invalidate }),
-    articles: createArticlesService({ db: dependencies.db, cursors, invalidate }),
+    orders: createOrdersService({ db: dependencies.db, cursors, commands }),
+    users: createUsersService({ db: dependencies.db, cursors, commands }),
+    products: createProductsService({ db: dependencies.db, cursors, commands, invalidate }),
+    articles: createArticlesService({ db: dependencies.db, cursors, commands, invalidate }),
   }
 }
 

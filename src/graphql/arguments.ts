@@ -65,3 +65,25 @@ export async function idempotentMutation<T>(
   )
   return result.outcome.body as T
 }
+
+const camelCase = (segment: string) => segment.replace(/_([a-z])/g, (_match, letter: string) => letter.toUpperCase())
+
+/**
+ * The services name an offending field of a command as REST does, by its JSON pointer in the body
+ * (`/items/0/qty`, `/company_id`). A GraphQL client sent it as an argument: this names it the way
+ * the client wrote it (decisions §12: `input.items.0.qty`, `input.companyId`, `reason`), under
+ * `argument` (the argument holding the command, or '' when its fields are arguments themselves).
+ */
+export async function namedAsArguments<T>(argument: string, work: Promise<T>): Promise<T> {
+  try {
+    return await work
+  } catch (error) {
+    if (!(error instanceof ApiError) || !error.errors?.some((field) => field.in === 'body' && field.name.startsWith('/'))) throw error
+    const errors = error.errors.map((field) => {
+      if (field.in !== 'body' || !field.name.startsWith('/')) return field
+      const path = field.name.slice(1).split('/').filter((segment) => segment !== '').map((segment) => camelCase(segment.replace(/~1/g, '/').replace(/~0/g, '~')))
+      return { in: 'argument' as const, name: [argument, ...path].filter((segment) => segment !== '').join('.'), message: field.message }
+    })
+    throw new ApiError(error.status, error.code, error.detail, { errors, headers: error.headers, cause: error })
+  }
+}

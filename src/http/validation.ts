@@ -15,7 +15,7 @@ import { findUnstorableText } from '../storable-text.ts'
 // ajv-formats is CommonJS with a default export; under NodeNext it arrives wrapped.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv
 
-function createAjv(coerceTypes: boolean): Ajv {
+export function createAjv(coerceTypes: boolean): Ajv {
   const ajv = new Ajv({
     coerceTypes,
     allErrors: true,

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import type { CommandValidator } from '../commands/command-validation.ts'
 import type { Database } from '../db/schema.ts'
 import type { CursorCodec } from '../pagination/cursor.ts'
 
@@ -6,6 +7,8 @@ import type { CursorCodec } from '../pagination/cursor.ts'
 export interface ServiceDependencies {
   db: Kysely<Database>
   cursors: CursorCodec
+  /** Checks each command against the contract's request schema, for both styles. */
+  commands: CommandValidator
   /** Tells caches that public data changed (references as in src/graphql/cache.ts). */
   invalidate: (references: string[]) => Promise<void>
 }

@@ -3,7 +3,7 @@ import type { MercuriusContext } from 'mercurius'
 import mercurius from 'mercurius'
 import { subscriptionError } from '../../graphql/errors.ts'
 import { subscribeBounded } from '../../graphql/pubsub.ts'
-import { callerOf, idempotentMutation, orNull, parseCount, parseId, subscriber } from '../../graphql/arguments.ts'
+import { callerOf, idempotentMutation, namedAsArguments, orNull, parseCount, parseId, subscriber } from '../../graphql/arguments.ts'
 import type { Article, Comment } from '../../generated/openapi/schemas.ts'
 
 type WithCursor<T> = T & { cursor?: string }
@@ -19,20 +19,20 @@ export const articleResolvers = {
   },
   Mutation: {
     createArticle: (_: unknown, args: { input: { title: string; body: string }; idempotencyKey?: string | null }, ctx: MercuriusContext) =>
-      idempotentMutation(ctx, 'createArticle', args, (executor) => ctx.app.services.articles.create(callerOf(ctx), args.input, executor)),
+      namedAsArguments('input', idempotentMutation(ctx, 'createArticle', args, (executor) => ctx.app.services.articles.create(callerOf(ctx), args.input, executor))),
     updateArticle: (_: unknown, args: { id: string; input: { title?: string | null; body?: string | null } }, ctx: MercuriusContext) =>
-      ctx.app.services.articles.update(callerOf(ctx), parseId(args.id, 'id'), {
+      namedAsArguments('input', ctx.app.services.articles.update(callerOf(ctx), parseId(args.id, 'id'), {
         title: args.input.title ?? undefined,
         body: args.input.body ?? undefined,
-      }),
+      })),
     deleteArticle: async (_: unknown, args: { id: string }, ctx: MercuriusContext) => {
       const id = parseId(args.id, 'id')
       await ctx.app.services.articles.remove(callerOf(ctx), id)
       return String(id)
     },
     addComment: (_: unknown, args: { articleId: string; input: { body: string }; idempotencyKey?: string | null }, ctx: MercuriusContext) =>
-      idempotentMutation(ctx, 'addComment', args, (executor) =>
-        ctx.app.services.articles.addComment(callerOf(ctx), parseId(args.articleId, 'articleId'), args.input, executor)),
+      namedAsArguments('input', idempotentMutation(ctx, 'addComment', args, (executor) =>
+        ctx.app.services.articles.addComment(callerOf(ctx), parseId(args.articleId, 'articleId'), args.input, executor))),
   },
   Subscription: {
     commentAdded: {

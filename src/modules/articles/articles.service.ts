@@ -39,7 +39,7 @@ function sortKey(row: ArticleRow, field: repository.ArticleSortField): string | 
   return field === 'created_at' ? row.created_at.toISOString() : row[field]
 }
 
-export function createArticlesService({ db, cursors, invalidate }: ServiceDependencies) {
+export function createArticlesService({ db, cursors, commands, invalidate }: ServiceDependencies) {
   async function loadWritable(executor: Executor, caller: Caller, id: number): Promise<ArticleRow> {
     requireScope(caller, 'articles:write')
     const row = await repository.findArticle(executor, id, { lock: true })
@@ -82,6 +82,7 @@ export function createArticlesService({ db, cursors, invalidate }: ServiceDepend
     },
 
     async create(caller: Caller, input: { title: string; body: string }, executor: Executor = db): Promise<Article> {
+      commands.check('ArticleCreate', input)
       requireScope(caller, 'articles:write')
       return inTransaction(executor, async (trx) => {
         await requireAuthorExists(trx, caller)
@@ -96,6 +97,7 @@ export function createArticlesService({ db, cursors, invalidate }: ServiceDepend
 
     /** PUT (both fields) and PATCH (either): by the author or an admin. */
     async update(caller: Caller, id: number, changes: { title?: string | undefined; body?: string | undefined }, precondition?: (current: Article) => void): Promise<Article> {
+      commands.check('ArticleUpdate', changes)
       return inTransaction(db, async (trx) => {
         const row = await loadWritable(trx, caller, id)
         precondition?.(toArticle(row))
@@ -133,6 +135,7 @@ export function createArticlesService({ db, cursors, invalidate }: ServiceDepend
     commentCursor,
 
     async addComment(caller: Caller, articleId: number, input: { body: string }, executor: Executor = db): Promise<Comment> {
+      commands.check('CommentCreate', input)
       requireScope(caller, 'articles:write')
       return inTransaction(executor, async (trx) => {
         if (!(await repository.findArticle(trx, articleId))) throw notFound(`Article ${articleId}`)

@@ -4,7 +4,7 @@
  * statement per field per execution step, whatever the number of parents.
  */
 import type { MercuriusContext } from 'mercurius'
-import { callerOf, idempotentMutation, orNull, parseCount, parseId } from '../../graphql/arguments.ts'
+import { callerOf, idempotentMutation, namedAsArguments, orNull, parseCount, parseId } from '../../graphql/arguments.ts'
 import type { OrderStatus } from '../../db/schema.ts'
 import type { Order, OrderItem, User } from '../../generated/openapi/schemas.ts'
 import mercurius from 'mercurius'
@@ -63,22 +63,22 @@ export const orderResolvers = {
 
   Mutation: {
     createOrder: (_: unknown, args: { input: ItemInput; idempotencyKey?: string | null }, ctx: MercuriusContext) =>
-      idempotentMutation(ctx, 'createOrder', args, (executor) => ctx.app.services.orders.create(callerOf(ctx), args.input, executor)),
+      namedAsArguments('input', idempotentMutation(ctx, 'createOrder', args, (executor) => ctx.app.services.orders.create(callerOf(ctx), args.input, executor))),
 
     updateOrder: (_: unknown, args: { id: string; input: ItemInput }, ctx: MercuriusContext) =>
-      ctx.app.services.orders.replaceItems(callerOf(ctx), parseId(args.id, 'id'), args.input.items),
+      namedAsArguments('input', ctx.app.services.orders.replaceItems(callerOf(ctx), parseId(args.id, 'id'), args.input.items)),
 
     payOrder: (_: unknown, args: ActionArgs, ctx: MercuriusContext) =>
-      idempotentMutation(ctx, 'payOrder', args, (executor) =>
-        ctx.app.services.orders.transition(callerOf(ctx), parseId(args.id, 'id'), 'payment', args.reason ?? undefined, executor)),
+      namedAsArguments('', idempotentMutation(ctx, 'payOrder', args, (executor) =>
+        ctx.app.services.orders.transition(callerOf(ctx), parseId(args.id, 'id'), 'payment', args.reason ?? undefined, executor))),
 
     cancelOrder: (_: unknown, args: ActionArgs, ctx: MercuriusContext) =>
-      idempotentMutation(ctx, 'cancelOrder', args, (executor) =>
-        ctx.app.services.orders.transition(callerOf(ctx), parseId(args.id, 'id'), 'cancellation', args.reason ?? undefined, executor)),
+      namedAsArguments('', idempotentMutation(ctx, 'cancelOrder', args, (executor) =>
+        ctx.app.services.orders.transition(callerOf(ctx), parseId(args.id, 'id'), 'cancellation', args.reason ?? undefined, executor))),
 
     refundOrder: (_: unknown, args: ActionArgs, ctx: MercuriusContext) =>
-      idempotentMutation(ctx, 'refundOrder', args, (executor) =>
-        ctx.app.services.orders.transition(callerOf(ctx), parseId(args.id, 'id'), 'refund', args.reason ?? undefined, executor)),
+      namedAsArguments('', idempotentMutation(ctx, 'refundOrder', args, (executor) =>
+        ctx.app.services.orders.transition(callerOf(ctx), parseId(args.id, 'id'), 'refund', args.reason ?? undefined, executor))),
 
     deleteOrder: async (_: unknown, args: { id: string }, ctx: MercuriusContext) => {
       const id = parseId(args.id, 'id')

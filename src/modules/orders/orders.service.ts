@@ -63,7 +63,7 @@ function sortKey(row: OrderRow, field: repository.OrderSortField): string | numb
   return field === 'created_at' ? row.created_at.toISOString() : row[field]
 }
 
-export function createOrdersService({ db, cursors }: Pick<ServiceDependencies, 'db' | 'cursors'>) {
+export function createOrdersService({ db, cursors, commands }: Pick<ServiceDependencies, 'db' | 'cursors' | 'commands'>) {
   /** Rows to API orders, with every order's items fetched in one statement. */
   async function withItems(executor: Executor, rows: readonly OrderRow[]): Promise<Order[]> {
     const items = await repository.findItemsOfOrders(executor, rows.map((row) => row.id))
@@ -150,6 +150,7 @@ export function createOrdersService({ db, cursors }: Pick<ServiceDependencies, '
     },
 
     async create(caller: Caller, input: { items: readonly RequestedItem[] }, executor: Executor = db): Promise<Order> {
+      commands.check('OrderCreate', input)
       requireScope(caller, 'orders:write')
       return inTransaction(executor, async (trx) => {
         if (!(await userExists(trx, caller.userId))) {
@@ -167,6 +168,7 @@ export function createOrdersService({ db, cursors }: Pick<ServiceDependencies, '
 
     /** PUT and PATCH: an order's items can change while it is pending, and only then. */
     async replaceItems(caller: Caller, id: number, items: readonly RequestedItem[] | undefined, precondition?: Precondition): Promise<Order> {
+      commands.check('OrderItemsReplace', { items })
       requireScope(caller, 'orders:write')
       return inTransaction(db, async (trx) => {
         const row = await loadOwned(trx, caller, id, true)
@@ -184,6 +186,7 @@ export function createOrdersService({ db, cursors }: Pick<ServiceDependencies, '
     },
 
     async transition(caller: Caller, id: number, action: OrderAction, reason: string | undefined, executor: Executor = db, precondition?: Precondition): Promise<Order> {
+      commands.check('OrderAction', { reason })
       requireScope(caller, 'orders:write')
       const { from, to, verb } = TRANSITIONS[action]
       return inTransaction(executor, async (trx) => {

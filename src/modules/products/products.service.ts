@@ -14,7 +14,7 @@ export function toProduct(row: ProductRow): Product {
   return { sku: row.sku, name: row.name, price: row.price }
 }
 
-export function createProductsService({ db, cursors, invalidate }: ServiceDependencies) {
+export function createProductsService({ db, cursors, commands, invalidate }: ServiceDependencies) {
   return {
     async list(_caller: Caller, query: { cursor?: string | undefined; limit: number }): Promise<Page<Product>> {
       const afterSku = query.cursor === undefined ? undefined : String(cursors.decode(query.cursor, 'products').key[0])
@@ -27,6 +27,7 @@ export function createProductsService({ db, cursors, invalidate }: ServiceDepend
     },
 
     async create(caller: Caller, input: { sku: string; name: string; price: number }, executor: Executor = db): Promise<Product> {
+      commands.check('ProductCreate', input)
       requireAdmin(caller)
       const row = await repository.insertProduct(executor, input)
       if (!row) throw conflict('PRODUCT_EXISTS', `A product with sku "${input.sku}" already exists.`)

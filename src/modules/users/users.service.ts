@@ -25,7 +25,7 @@ export function toCompany(row: CompanyRow): Company {
   return { id: row.id, name: row.name }
 }
 
-export function createUsersService({ db, cursors }: Pick<ServiceDependencies, 'db' | 'cursors'>) {
+export function createUsersService({ db, cursors, commands }: Pick<ServiceDependencies, 'db' | 'cursors' | 'commands'>) {
   return {
     async get(caller: Caller, id: number): Promise<User> {
       // Ownership first: whether another user's id exists is not the caller's business.
@@ -47,6 +47,7 @@ export function createUsersService({ db, cursors }: Pick<ServiceDependencies, 'd
     },
 
     async create(caller: Caller, input: { name: string; company_id?: number | null | undefined }, executor: Executor = db): Promise<User> {
+      commands.check('UserCreate', input)
       requireAdmin(caller)
       return inTransaction(executor, async (trx) => {
         const companyId = input.company_id ?? null
