@@ -33,6 +33,16 @@ export type IdempotentResult =
   | { replayed: false; outcome: Outcome }
   | { replayed: true; outcome: Outcome }
 
+/**
+ * The key an Idempotency-Key header names. The IETF draft defines the field as an RFC 8941
+ * structured-field string (`"abc"`); clients also send the bare token (`abc`). Both name the
+ * same key: a well-formed sf-string is unquoted (and its `\"` and `\\` unescaped).
+ */
+export function idempotencyKeyOfHeader(value: string): string {
+  const quoted = /^"((?:[\x20\x21\x23-\x5B\x5D-\x7E]|\\["\\])*)"$/.exec(value)
+  return quoted ? quoted[1]!.replace(/\\(["\\])/g, '$1') : value
+}
+
 export function validateIdempotencyKey(key: string, location: 'header' | 'argument'): void {
   if (!KEY_PATTERN.test(key)) {
     throw badRequest('INVALID_IDEMPOTENCY_KEY', 'An Idempotency-Key is 1-255 printable ASCII characters.', [

@@ -7,7 +7,7 @@ import type { Transaction } from 'kysely'
 import type { Caller } from '../auth/caller.ts'
 import type { Database } from '../db/schema.ts'
 import type { Executor } from '../db/transaction.ts'
-import { runIdempotent, validateIdempotencyKey, type Outcome } from '../idempotency.ts'
+import { idempotencyKeyOfHeader, runIdempotent, validateIdempotencyKey, type Outcome } from '../idempotency.ts'
 import { requireCaller } from '../plugins/auth.ts'
 import { etagOf, requireIfMatch } from '../plugins/http-caching.ts'
 import type { Page } from '../pagination/page.ts'
@@ -93,9 +93,10 @@ export async function idempotentPost(
   db: import('kysely').Kysely<Database>,
   work: (executor: Executor) => Promise<Outcome>,
 ): Promise<FastifyReply> {
-  const key = request.headers['idempotency-key']
+  const header = request.headers['idempotency-key']
+  const key = typeof header === 'string' ? idempotencyKeyOfHeader(header) : undefined
   let outcome: Outcome
-  if (typeof key === 'string') {
+  if (key !== undefined) {
     validateIdempotencyKey(key, 'header')
     const result = await runIdempotent(
       db,

@@ -31,9 +31,10 @@ export function etagOf(representation: unknown): string {
   return hash(JSON.stringify(representation))
 }
 
+/** If-Match uses the strong comparison (RFC 9110 §13.1.1): a weak tag `W/"…"` never matches. */
 function listMatches(header: string, etag: string): boolean {
   if (header.trim() === '*') return true
-  return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag)
+  return header.split(',').some((candidate) => candidate.trim() === etag)
 }
 
 /** Refuses a write whose If-Match names another version than the current one. */

@@ -162,6 +162,7 @@ export const DeleteOrderHeadersSchema = Type.Object({
 }, { additionalProperties: true })
 export type DeleteOrderParams = Static<typeof DeleteOrderParamsSchema>
 export type DeleteOrderHeaders = Static<typeof DeleteOrderHeadersSchema>
+export type DeleteOrderResponse400 = Static<typeof ProblemSchema>
 export type DeleteOrderResponse401 = Static<typeof ProblemSchema>
 export type DeleteOrderResponse403 = Static<typeof ProblemSchema>
 export type DeleteOrderResponse404 = Static<typeof ProblemSchema>
@@ -405,6 +406,7 @@ export const DeleteArticleHeadersSchema = Type.Object({
 }, { additionalProperties: true })
 export type DeleteArticleParams = Static<typeof DeleteArticleParamsSchema>
 export type DeleteArticleHeaders = Static<typeof DeleteArticleHeadersSchema>
+export type DeleteArticleResponse400 = Static<typeof ProblemSchema>
 export type DeleteArticleResponse401 = Static<typeof ProblemSchema>
 export type DeleteArticleResponse403 = Static<typeof ProblemSchema>
 export type DeleteArticleResponse404 = Static<typeof ProblemSchema>
@@ -603,9 +605,11 @@ export type CreateProductResponseDefault = Static<typeof ProblemSchema>
 // getOpenApiJson: GET /openapi.json
 export const GetOpenApiJsonResponse200Schema = Type.Record(Type.String(), Type.Unknown())
 export type GetOpenApiJsonResponse200 = Static<typeof GetOpenApiJsonResponse200Schema>
+export type GetOpenApiJsonResponse429 = Static<typeof ProblemSchema>
 export type GetOpenApiJsonResponseDefault = Static<typeof ProblemSchema>
 
 // getOpenApiYaml: GET /openapi.yaml
+export type GetOpenApiYamlResponse429 = Static<typeof ProblemSchema>
 export type GetOpenApiYamlResponseDefault = Static<typeof ProblemSchema>
 
 /** Every operation of the contract, by operationId, in document order. */
@@ -775,6 +779,7 @@ export const operations = {
       params: DeleteOrderParamsSchema,
       headers: DeleteOrderHeadersSchema,
       response: {
+        '400': { content: { 'application/problem+json': { schema: ProblemSchema } } },
         '401': { content: { 'application/problem+json': { schema: ProblemSchema } } },
         '403': { content: { 'application/problem+json': { schema: ProblemSchema } } },
         '404': { content: { 'application/problem+json': { schema: ProblemSchema } } },
@@ -1070,6 +1075,7 @@ export const operations = {
       params: DeleteArticleParamsSchema,
       headers: DeleteArticleHeadersSchema,
       response: {
+        '400': { content: { 'application/problem+json': { schema: ProblemSchema } } },
         '401': { content: { 'application/problem+json': { schema: ProblemSchema } } },
         '403': { content: { 'application/problem+json': { schema: ProblemSchema } } },
         '404': { content: { 'application/problem+json': { schema: ProblemSchema } } },
@@ -1314,6 +1320,7 @@ export const operations = {
     schema: {
       response: {
         '200': { content: { 'application/json': { schema: GetOpenApiJsonResponse200Schema } } },
+        '429': { content: { 'application/problem+json': { schema: ProblemSchema } } },
         'default': { content: { 'application/problem+json': { schema: ProblemSchema } } },
       },
     },
@@ -1332,6 +1339,7 @@ export const operations = {
     schema: {
       response: {
         '200': { content: { 'application/yaml': { schema: Type.String() } } },
+        '429': { content: { 'application/problem+json': { schema: ProblemSchema } } },
         'default': { content: { 'application/problem+json': { schema: ProblemSchema } } },
       },
     },

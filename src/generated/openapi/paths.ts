@@ -1387,6 +1387,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -1881,6 +1882,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -2330,6 +2332,7 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["InternalError"];
         };
     };
@@ -2351,6 +2354,7 @@ export interface operations {
                     "application/yaml": string;
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["InternalError"];
         };
     };
