@@ -9,7 +9,7 @@ t.test('the documents of operations/ drive the endpoint with typed variables and
 
   const created = await client.execute(CreateOrderDocument, { input: { items: [{ sku: 'HD-505', qty: 1 }] }, idempotencyKey: 'typed-doc-1' })
   t.notOk(created.errors)
-  const order = created.data!.createOrder
+  const order = created.data!.createOrder!
   t.equal(order.total, 14900)
   t.equal(order.status, 'pending')
 

@@ -20,7 +20,7 @@ export type CreateOrderResult = {
     id: string
     status: 'pending' | 'paid' | 'cancelled' | 'refunded'
     total: number
-  }
+  } | null
 }
 export const CreateOrderDocument: TypedDocument<CreateOrderResult, CreateOrderVariables> = {
   operationName: 'CreateOrder',

@@ -156,32 +156,36 @@ export interface GqlItem {
   product: GqlProduct | null
 }
 
-/** Changes. The mutations of one request run one after the other, in order. Those that create a record or act on an order take an optional `idempotencyKey` that makes a retry safe. */
+/**
+ * Changes. The mutations of one request run one after the other, in order. Those that create a record or act on an order take an optional `idempotencyKey` that makes a retry safe.
+ *
+ * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
+ */
 export interface GqlMutation {
   /** Creates a pending order for the caller, priced from the catalog (needs orders:write). An unknown sku is BAD_USER_INPUT. */
-  createOrder: GqlOrder
+  createOrder: GqlOrder | null
   /** Replaces the items of a pending order and recomputes its total (needs orders:write; the owner or an admin). Any other state is CONFLICT; an unknown sku is BAD_USER_INPUT. */
-  updateOrder: GqlOrder
+  updateOrder: GqlOrder | null
   /** Pays a pending order: pending → paid (needs orders:write; the owner or an admin). From any other state, CONFLICT naming the current status. */
-  payOrder: GqlOrder
+  payOrder: GqlOrder | null
   /** Cancels a pending order: pending → cancelled (needs orders:write; the owner or an admin). From any other state, CONFLICT naming the current status. */
-  cancelOrder: GqlOrder
+  cancelOrder: GqlOrder | null
   /** Refunds a paid order: paid → refunded (needs orders:write; the owner or an admin). From any other state, CONFLICT naming the current status. */
-  refundOrder: GqlOrder
+  refundOrder: GqlOrder | null
   /** Deletes a pending or cancelled order and returns its id (needs orders:write; the owner or an admin). A paid or refunded order is a financial record: CONFLICT. Afterwards the order is gone: `order` returns null and a second deleteOrder is NOT_FOUND. */
-  deleteOrder: Scalars['ID']
+  deleteOrder: Scalars['ID'] | null
   /** Publishes an article written by the caller (needs articles:write). */
-  createArticle: GqlArticle
+  createArticle: GqlArticle | null
   /** Changes an article's title or body (needs articles:write; its author or an admin); omitted fields keep their value. */
-  updateArticle: GqlArticle
+  updateArticle: GqlArticle | null
   /** Deletes an article with its comments and returns its id (needs articles:write; its author or an admin). */
-  deleteArticle: Scalars['ID']
+  deleteArticle: Scalars['ID'] | null
   /** Adds a comment by the caller to an article (needs articles:write). */
-  addComment: GqlComment
+  addComment: GqlComment | null
   /** Creates a user (admin only). */
-  createUser: GqlUser
+  createUser: GqlUser | null
   /** Adds a product to the catalog (admin only). A sku already in the catalog is CONFLICT. */
-  createProduct: GqlProduct
+  createProduct: GqlProduct | null
 }
 
 /** Arguments of Mutation.createOrder. */
