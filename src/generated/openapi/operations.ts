@@ -8,6 +8,7 @@ import {
   ArticlePageSchema,
   ArticlePatchSchema,
   ArticleReplaceSchema,
+  ArticleSparseSchema,
   CommentSchema,
   CommentCreateSchema,
   CommentListSchema,
@@ -17,6 +18,7 @@ import {
   OrderPageSchema,
   OrderPatchSchema,
   OrderReplaceSchema,
+  OrderSparseSchema,
   OrderStatusSchema,
   ProblemSchema,
   ProductSchema,
@@ -26,6 +28,7 @@ import {
   UserCreateSchema,
   UserOrderListSchema,
   UserPageSchema,
+  UserSparseSchema,
 } from './schemas.ts'
 
 // listOrders: GET /orders
@@ -88,7 +91,7 @@ export const GetOrderQuerySchema = Type.Object({
 export const GetOrderHeadersSchema = Type.Object({
   'if-none-match': Type.Optional(Type.String()),
 }, { additionalProperties: true })
-export const GetOrderResponse200Schema = OrderSchema
+export const GetOrderResponse200Schema = Type.Union([OrderSchema, OrderSparseSchema])
 export type GetOrderParams = Static<typeof GetOrderParamsSchema>
 export type GetOrderQuery = Static<typeof GetOrderQuerySchema>
 export type GetOrderHeaders = Static<typeof GetOrderHeadersSchema>
@@ -336,7 +339,7 @@ export const GetArticleQuerySchema = Type.Object({
 export const GetArticleHeadersSchema = Type.Object({
   'if-none-match': Type.Optional(Type.String()),
 }, { additionalProperties: true })
-export const GetArticleResponse200Schema = ArticleSchema
+export const GetArticleResponse200Schema = Type.Union([ArticleSchema, ArticleSparseSchema])
 export type GetArticleParams = Static<typeof GetArticleParamsSchema>
 export type GetArticleQuery = Static<typeof GetArticleQuerySchema>
 export type GetArticleHeaders = Static<typeof GetArticleHeadersSchema>
@@ -515,7 +518,7 @@ export const GetUserQuerySchema = Type.Object({
 export const GetUserHeadersSchema = Type.Object({
   'if-none-match': Type.Optional(Type.String()),
 }, { additionalProperties: true })
-export const GetUserResponse200Schema = UserSchema
+export const GetUserResponse200Schema = Type.Union([UserSchema, UserSparseSchema])
 export type GetUserParams = Static<typeof GetUserParamsSchema>
 export type GetUserQuery = Static<typeof GetUserQuerySchema>
 export type GetUserHeaders = Static<typeof GetUserHeadersSchema>
@@ -684,7 +687,7 @@ export const operations = {
       querystring: GetOrderQuerySchema,
       headers: GetOrderHeadersSchema,
       response: {
-        '200': { content: { 'application/json': { schema: OrderSchema } } },
+        '200': { content: { 'application/json': { schema: GetOrderResponse200Schema } } },
         '400': { content: { 'application/problem+json': { schema: ProblemSchema } } },
         '401': { content: { 'application/problem+json': { schema: ProblemSchema } } },
         '403': { content: { 'application/problem+json': { schema: ProblemSchema } } },
@@ -984,7 +987,7 @@ export const operations = {
       querystring: GetArticleQuerySchema,
       headers: GetArticleHeadersSchema,
       response: {
-        '200': { content: { 'application/json': { schema: ArticleSchema } } },
+        '200': { content: { 'application/json': { schema: GetArticleResponse200Schema } } },
         '400': { content: { 'application/problem+json': { schema: ProblemSchema } } },
         '401': { content: { 'application/problem+json': { schema: ProblemSchema } } },
         '403': { content: { 'application/problem+json': { schema: ProblemSchema } } },
@@ -1214,7 +1217,7 @@ export const operations = {
       querystring: GetUserQuerySchema,
       headers: GetUserHeadersSchema,
       response: {
-        '200': { content: { 'application/json': { schema: UserSchema } } },
+        '200': { content: { 'application/json': { schema: GetUserResponse200Schema } } },
         '400': { content: { 'application/problem+json': { schema: ProblemSchema } } },
         '401': { content: { 'application/problem+json': { schema: ProblemSchema } } },
         '403': { content: { 'application/problem+json': { schema: ProblemSchema } } },

@@ -405,6 +405,35 @@ export interface components {
              */
             updated_at: string;
         };
+        /** @description Part of an order, as a `fields=` parameter asks for it - the fields it names and no others (at least one, fewer than all; naming every field gives the full Order). */
+        OrderSparse: {
+            /** Format: int32 */
+            id?: number;
+            status?: components["schemas"]["OrderStatus"];
+            /**
+             * Format: int64
+             * @description Σ qty × unit_price in minor units (cents), computed by the server from the catalog.
+             */
+            total?: number;
+            items?: components["schemas"]["OrderItem"][];
+            /**
+             * Format: int32
+             * @description The user who placed the order.
+             */
+            user_id?: number;
+            /**
+             * Format: date-time
+             * @description When the order was created.
+             * @example 2026-01-05T09:00:00.000Z
+             */
+            created_at?: string;
+            /**
+             * Format: date-time
+             * @description When the order last changed.
+             * @example 2026-01-05T09:00:00.000Z
+             */
+            updated_at?: string;
+        };
         OrderItem: {
             /**
              * @description Product code.
@@ -414,6 +443,17 @@ export interface components {
             qty: number;
             /** @description Price of one unit when the item was set, in minor units. */
             unit_price: number;
+        };
+        /** @description Part of an order item, as a `fields=` parameter asks for it - the fields it names and no others (at least one, fewer than all; naming every field gives the full OrderItem). */
+        OrderItemSparse: {
+            /**
+             * @description Product code.
+             * @example KB-101
+             */
+            sku?: string;
+            qty?: number;
+            /** @description Price of one unit when the item was set, in minor units. */
+            unit_price?: number;
         };
         OrderItemInput: {
             /**
@@ -505,6 +545,17 @@ export interface components {
             /** @description Minor units (cents). */
             price: number;
         };
+        /** @description Part of a product, as a `fields=` parameter asks for it - the fields it names and no others (at least one, fewer than all; naming every field gives the full Product). */
+        ProductSparse: {
+            /**
+             * @description Product code.
+             * @example KB-101
+             */
+            sku?: string;
+            name?: string;
+            /** @description Minor units (cents). */
+            price?: number;
+        };
         ProductCreate: {
             /**
              * @description Product code.
@@ -529,6 +580,23 @@ export interface components {
              * @example 2026-01-05T09:00:00.000Z
              */
             created_at: string;
+        };
+        /** @description Part of an user, as a `fields=` parameter asks for it - the fields it names and no others (at least one, fewer than all; naming every field gives the full User). */
+        UserSparse: {
+            /** Format: int32 */
+            id?: number;
+            name?: string;
+            /**
+             * Format: int32
+             * @description The company the user works for.
+             */
+            company_id?: number | null;
+            /**
+             * Format: date-time
+             * @description When the user was created.
+             * @example 2026-01-05T09:00:00.000Z
+             */
+            created_at?: string;
         };
         UserCreate: {
             name: string;
@@ -567,6 +635,30 @@ export interface components {
              * @example 2026-01-05T09:00:00.000Z
              */
             updated_at: string;
+        };
+        /** @description Part of an article, as a `fields=` parameter asks for it - the fields it names and no others (at least one, fewer than all; naming every field gives the full Article). */
+        ArticleSparse: {
+            /** Format: int32 */
+            id?: number;
+            title?: string;
+            body?: string;
+            /**
+             * Format: int32
+             * @description The author.
+             */
+            author_id?: number;
+            /**
+             * Format: date-time
+             * @description When the article was created.
+             * @example 2026-01-05T09:00:00.000Z
+             */
+            created_at?: string;
+            /**
+             * Format: date-time
+             * @description When the article last changed.
+             * @example 2026-01-05T09:00:00.000Z
+             */
+            updated_at?: string;
         };
         /**
          * @example {
@@ -630,6 +722,22 @@ export interface components {
              */
             created_at: string;
         };
+        /** @description Part of a comment, as a `fields=` parameter asks for it - the fields it names and no others (at least one, fewer than all; naming every field gives the full Comment). */
+        CommentSparse: {
+            /** Format: int32 */
+            id?: number;
+            /** Format: int32 */
+            article_id?: number;
+            /** Format: int32 */
+            author_id?: number;
+            body?: string;
+            /**
+             * Format: date-time
+             * @description When the comment was written.
+             * @example 2026-01-05T09:00:00.000Z
+             */
+            created_at?: string;
+        };
         CommentCreate: {
             body: string;
         };
@@ -644,39 +752,39 @@ export interface components {
         };
         /** @description A page of orders (list envelope A). */
         OrderPage: {
-            data: components["schemas"]["Order"][];
+            data: (components["schemas"]["Order"] | components["schemas"]["OrderSparse"])[];
             page: components["schemas"]["PageInfo"];
         };
         /** @description A page of articles (list envelope A). */
         ArticlePage: {
-            data: components["schemas"]["Article"][];
+            data: (components["schemas"]["Article"] | components["schemas"]["ArticleSparse"])[];
             page: components["schemas"]["PageInfo"];
         };
         /** @description A page of users (list envelope A). */
         UserPage: {
-            data: components["schemas"]["User"][];
+            data: (components["schemas"]["User"] | components["schemas"]["UserSparse"])[];
             page: components["schemas"]["PageInfo"];
         };
         /** @description A page of products (list envelope A). */
         ProductPage: {
-            data: components["schemas"]["Product"][];
+            data: (components["schemas"]["Product"] | components["schemas"]["ProductSparse"])[];
             page: components["schemas"]["PageInfo"];
         };
         /** @description A page of an order's items (list envelope B). */
         OrderItemList: {
-            data: components["schemas"]["OrderItem"][];
+            data: (components["schemas"]["OrderItem"] | components["schemas"]["OrderItemSparse"])[];
             /** @description Pass back as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
         };
         /** @description A page of an article's comments (list envelope B). */
         CommentList: {
-            data: components["schemas"]["Comment"][];
+            data: (components["schemas"]["Comment"] | components["schemas"]["CommentSparse"])[];
             /** @description Pass back as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
         };
         /** @description A page of a user's orders (list envelope B). */
         UserOrderList: {
-            data: components["schemas"]["Order"][];
+            data: (components["schemas"]["Order"] | components["schemas"]["OrderSparse"])[];
             /** @description Pass back as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
         };
@@ -1299,7 +1407,7 @@ export interface operations {
                      *       "updated_at": "2026-11-22T10:00:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["Order"];
+                    "application/json": components["schemas"]["Order"] | components["schemas"]["OrderSparse"];
                 };
             };
             304: components["responses"]["NotModified"];
@@ -1796,7 +1904,7 @@ export interface operations {
                      *       "updated_at": "2026-11-22T10:00:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["Article"];
+                    "application/json": components["schemas"]["Article"] | components["schemas"]["ArticleSparse"];
                 };
             };
             304: components["responses"]["NotModified"];
@@ -2159,7 +2267,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["User"];
+                    "application/json": components["schemas"]["User"] | components["schemas"]["UserSparse"];
                 };
             };
             304: components["responses"]["NotModified"];

@@ -23,6 +23,24 @@ export const OrderSchema = Type.Object({
 }, { additionalProperties: false })
 export type Order = Static<typeof OrderSchema>
 
+export const OrderSparseSchema = Type.Object({
+  id: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647 })),
+  status: Type.Optional(OrderStatusSchema),
+  total: Type.Optional(Type.Integer({ format: 'int64', minimum: 0, maximum: 2147483647 })),
+  items: Type.Optional(Type.Array(OrderItemSchema)),
+  user_id: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647 })),
+  created_at: Type.Optional(Type.String({ format: 'date-time' })),
+  updated_at: Type.Optional(Type.String({ format: 'date-time' })),
+}, { minProperties: 1, maxProperties: 6, additionalProperties: false })
+export type OrderSparse = Static<typeof OrderSparseSchema>
+
+export const OrderItemSparseSchema = Type.Object({
+  sku: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' })),
+  qty: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  unit_price: Type.Optional(Type.Integer({ minimum: 0 })),
+}, { minProperties: 1, maxProperties: 2, additionalProperties: false })
+export type OrderItemSparse = Static<typeof OrderItemSparseSchema>
+
 export const OrderItemInputSchema = Type.Object({
   sku: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' }),
   qty: Type.Integer({ minimum: 1, maximum: 1000 }),
@@ -69,6 +87,13 @@ export const ProductSchema = Type.Object({
 }, { additionalProperties: false })
 export type Product = Static<typeof ProductSchema>
 
+export const ProductSparseSchema = Type.Object({
+  sku: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' })),
+  name: Type.Optional(Type.String()),
+  price: Type.Optional(Type.Integer({ minimum: 0 })),
+}, { minProperties: 1, maxProperties: 2, additionalProperties: false })
+export type ProductSparse = Static<typeof ProductSparseSchema>
+
 export const ProductCreateSchema = Type.Object({
   sku: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' }),
   name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -83,6 +108,14 @@ export const UserSchema = Type.Object({
   created_at: Type.String({ format: 'date-time' }),
 }, { additionalProperties: false })
 export type User = Static<typeof UserSchema>
+
+export const UserSparseSchema = Type.Object({
+  id: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647 })),
+  name: Type.Optional(Type.String()),
+  company_id: Type.Optional(Type.Union([Type.Integer({ format: 'int32', minimum: 1 }), Type.Null()])),
+  created_at: Type.Optional(Type.String({ format: 'date-time' })),
+}, { minProperties: 1, maxProperties: 3, additionalProperties: false })
+export type UserSparse = Static<typeof UserSparseSchema>
 
 export const UserCreateSchema = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -99,6 +132,16 @@ export const ArticleSchema = Type.Object({
   updated_at: Type.String({ format: 'date-time' }),
 }, { additionalProperties: false })
 export type Article = Static<typeof ArticleSchema>
+
+export const ArticleSparseSchema = Type.Object({
+  id: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647 })),
+  title: Type.Optional(Type.String()),
+  body: Type.Optional(Type.String()),
+  author_id: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647 })),
+  created_at: Type.Optional(Type.String({ format: 'date-time' })),
+  updated_at: Type.Optional(Type.String({ format: 'date-time' })),
+}, { minProperties: 1, maxProperties: 5, additionalProperties: false })
+export type ArticleSparse = Static<typeof ArticleSparseSchema>
 
 export const ArticleCreateSchema = Type.Object({
   title: Type.String({ minLength: 1, maxLength: 200 }),
@@ -135,6 +178,15 @@ export const CommentSchema = Type.Object({
 }, { additionalProperties: false })
 export type Comment = Static<typeof CommentSchema>
 
+export const CommentSparseSchema = Type.Object({
+  id: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647 })),
+  article_id: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647 })),
+  author_id: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 2147483647 })),
+  body: Type.Optional(Type.String()),
+  created_at: Type.Optional(Type.String({ format: 'date-time' })),
+}, { minProperties: 1, maxProperties: 4, additionalProperties: false })
+export type CommentSparse = Static<typeof CommentSparseSchema>
+
 export const CommentCreateSchema = Type.Object({
   body: Type.String({ minLength: 1, maxLength: 10000 }),
 }, { additionalProperties: false })
@@ -147,43 +199,43 @@ export const PageInfoSchema = Type.Object({
 export type PageInfo = Static<typeof PageInfoSchema>
 
 export const OrderPageSchema = Type.Object({
-  data: Type.Array(OrderSchema),
+  data: Type.Array(Type.Union([OrderSchema, OrderSparseSchema])),
   page: PageInfoSchema,
 }, { additionalProperties: false })
 export type OrderPage = Static<typeof OrderPageSchema>
 
 export const ArticlePageSchema = Type.Object({
-  data: Type.Array(ArticleSchema),
+  data: Type.Array(Type.Union([ArticleSchema, ArticleSparseSchema])),
   page: PageInfoSchema,
 }, { additionalProperties: false })
 export type ArticlePage = Static<typeof ArticlePageSchema>
 
 export const UserPageSchema = Type.Object({
-  data: Type.Array(UserSchema),
+  data: Type.Array(Type.Union([UserSchema, UserSparseSchema])),
   page: PageInfoSchema,
 }, { additionalProperties: false })
 export type UserPage = Static<typeof UserPageSchema>
 
 export const ProductPageSchema = Type.Object({
-  data: Type.Array(ProductSchema),
+  data: Type.Array(Type.Union([ProductSchema, ProductSparseSchema])),
   page: PageInfoSchema,
 }, { additionalProperties: false })
 export type ProductPage = Static<typeof ProductPageSchema>
 
 export const OrderItemListSchema = Type.Object({
-  data: Type.Array(OrderItemSchema),
+  data: Type.Array(Type.Union([OrderItemSchema, OrderItemSparseSchema])),
   next_cursor: Type.Union([Type.String(), Type.Null()]),
 }, { additionalProperties: false })
 export type OrderItemList = Static<typeof OrderItemListSchema>
 
 export const CommentListSchema = Type.Object({
-  data: Type.Array(CommentSchema),
+  data: Type.Array(Type.Union([CommentSchema, CommentSparseSchema])),
   next_cursor: Type.Union([Type.String(), Type.Null()]),
 }, { additionalProperties: false })
 export type CommentList = Static<typeof CommentListSchema>
 
 export const UserOrderListSchema = Type.Object({
-  data: Type.Array(OrderSchema),
+  data: Type.Array(Type.Union([OrderSchema, OrderSparseSchema])),
   next_cursor: Type.Union([Type.String(), Type.Null()]),
 }, { additionalProperties: false })
 export type UserOrderList = Static<typeof UserOrderListSchema>
