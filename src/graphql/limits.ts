@@ -115,6 +115,13 @@ export function enforceOperationLimits(limits: GraphqlLimits, bucket: CostBucket
     if (operation.operation !== 'query' && method !== undefined && method !== 'POST') {
       throw Object.assign(new Error(`A ${operation.operation} cannot be sent with ${method}.`), { code: 'MER_ERR_METHOD_NOT_ALLOWED' })
     }
+    // (Mercurius runs no preExecution for WebSocket subscriptions.) Over HTTP graphql-js would try to resolve a subscription field as a plain value and fail as
+    // an internal error; subscriptions are served over WebSocket only.
+    if (operation.operation === 'subscription') {
+      throw notExecutable([
+        new GraphQLError('Subscriptions are served over WebSocket at /graphql (graphql-transport-ws), not over HTTP.', { nodes: [operation] }),
+      ])
+    }
 
     refuseTooDeep(executing, limits.maxDepth)
 

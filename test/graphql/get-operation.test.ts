@@ -39,3 +39,13 @@ for (const accept of ['application/json', 'application/graphql-response+json']) 
     t.match(repeated.json().errors, [{ message: 'operationName must be one string.' }])
   })
 }
+
+t.test('a subscription sent over HTTP is refused as not executable, never INTERNAL_SERVER_ERROR', async (t) => {
+  const app = await build(t)
+  for (const accept of ['application/json', 'application/graphql-response+json']) {
+    const response = await app.inject({ method: 'POST', url: '/graphql', headers: { ...bearer(1, 'admin'), accept }, payload: { query: 'subscription { orderCreated { id } }' } })
+    t.equal(response.statusCode, accept === 'application/json' ? 200 : 422, accept)
+    t.match(response.json().errors, [{ message: /served over WebSocket/, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }])
+    t.notOk(response.body.includes('INTERNAL_SERVER_ERROR'))
+  }
+})
