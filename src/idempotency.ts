@@ -10,28 +10,27 @@
 import { createHash } from 'node:crypto'
 import type { Kysely, Transaction } from 'kysely'
 import type { Database } from './db/schema.ts'
+import type { Written } from './db/transaction.ts'
 import { findLiveOutcome, storeOutcome, tryLockKey } from './db/repositories/idempotency-keys.ts'
 import { ApiError, badRequest, conflict, unprocessable } from './errors.ts'
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60
 const KEY_PATTERN = /^[\x20-\x7E]{1,255}$/
 
-export interface Outcome {
-  status: number
-  body: unknown
-  location?: string | undefined
-}
-
-export interface IdempotentRequest {
+/** A request's claim to run once per key: who sent it, the key, and what it asked for. */
+export interface IdempotencyClaim<T> {
   caller: string
   key: string
   /** What identifies "the same request": method, path and body for REST; field and arguments for GraphQL. */
   fingerprint: unknown
+  /** How the transport answers a success, stored with the result (REST: 201 and a Location). */
+  answer: (value: T) => StoredAnswer
 }
 
-export type IdempotentResult =
-  | { replayed: false; outcome: Outcome }
-  | { replayed: true; outcome: Outcome }
+export interface StoredAnswer {
+  status: number
+  location?: string | undefined
+}
 
 /**
  * The key an Idempotency-Key header names. The IETF draft defines the field as an RFC 8941
@@ -67,55 +66,60 @@ export function requestHash(fingerprint: unknown): string {
   return createHash('sha256').update(canonical(fingerprint)).digest('hex')
 }
 
-/** Runs `work` once per key; errors it throws are ApiErrors or propagate (5xx, not stored). */
-export async function runIdempotent(
+/**
+ * Runs `work` once per key, in a transaction this function owns (src/db/transaction.ts's runWrite
+ * is its only caller). Errors `work` throws are ApiErrors (stored, then thrown) or propagate (5xx,
+ * not stored, so a retry can still succeed).
+ */
+export async function runIdempotent<T>(
   db: Kysely<Database>,
-  request: IdempotentRequest,
-  work: (trx: Transaction<Database>) => Promise<Outcome>,
-): Promise<IdempotentResult> {
-  const hash = requestHash(request.fingerprint)
+  claim: IdempotencyClaim<T>,
+  work: (trx: Transaction<Database>) => Promise<T>,
+): Promise<Written<T>> {
+  const hash = requestHash(claim.fingerprint)
   const trx = await db.startTransaction().execute()
   try {
-    if (!(await tryLockKey(trx, request.caller, request.key))) {
+    if (!(await tryLockKey(trx, claim.caller, claim.key))) {
       throw conflict('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
         'retry-after': '1',
       })
     }
-    const stored = await findLiveOutcome(trx, request.caller, request.key)
+    const stored = await findLiveOutcome(trx, claim.caller, claim.key)
     if (stored) {
       if (stored.request_hash !== hash) {
         throw unprocessable('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used for a different request.')
       }
       await trx.commit().execute()
-      const body = typeof stored.body === 'string' ? JSON.parse(stored.body) : stored.body
-      return replayStoredError({ replayed: true, outcome: { status: stored.status, body, location: stored.location ?? undefined } })
+      const body: unknown = typeof stored.body === 'string' ? JSON.parse(stored.body) : stored.body
+      throwStoredError(body)
+      // The stored body is the JSON of a T this function returned for the same request.
+      return { value: body as T, replayed: true }
     }
 
-    let outcome: Outcome
-    let failure: ApiError | undefined
+    let attempt: { succeeded: true; value: T } | { succeeded: false; error: ApiError }
     const savepoint = await trx.savepoint('idempotent_work').execute()
     try {
-      outcome = await work(savepoint)
+      attempt = { succeeded: true, value: await work(savepoint) }
       await savepoint.releaseSavepoint('idempotent_work').execute()
     } catch (error) {
       if (!(error instanceof ApiError) || error.status >= 500) throw error
       // The refused attempt's partial writes go; its outcome is stored for the retries.
       await savepoint.rollbackToSavepoint('idempotent_work').execute()
-      failure = error
-      outcome = { status: error.status, body: { __error: serializeError(error) } }
+      attempt = { succeeded: false, error }
     }
+    const answer: StoredAnswer = attempt.succeeded ? claim.answer(attempt.value) : { status: attempt.error.status }
     await storeOutcome(trx, {
-      caller: request.caller,
-      key: request.key,
+      caller: claim.caller,
+      key: claim.key,
       requestHash: hash,
-      status: outcome.status,
-      location: outcome.location ?? null,
-      body: outcome.body,
+      status: answer.status,
+      location: answer.location ?? null,
+      body: attempt.succeeded ? attempt.value : { __error: serializeError(attempt.error) },
       ttlSeconds: IDEMPOTENCY_TTL_SECONDS,
     })
     await trx.commit().execute()
-    if (failure) throw failure
-    return { replayed: false, outcome }
+    if (!attempt.succeeded) throw attempt.error
+    return { value: attempt.value, replayed: false }
   } catch (error) {
     if (!trx.isCommitted && !trx.isRolledBack) await trx.rollback().execute().catch(() => {})
     throw error
@@ -134,12 +138,9 @@ function serializeError(error: ApiError): SerializedError {
   return { status: error.status, code: error.code, detail: error.detail, ...(error.errors ? { errors: error.errors } : {}), headers: error.headers }
 }
 
-/** A stored 4xx outcome replays as the same error. */
-function replayStoredError(result: IdempotentResult): IdempotentResult {
-  const body = result.outcome.body as { __error?: SerializedError } | null
-  if (result.replayed && body && typeof body === 'object' && body.__error) {
-    const e = body.__error
-    throw new ApiError(e.status, e.code, e.detail, { ...(e.errors ? { errors: e.errors } : {}), headers: { ...e.headers, 'idempotent-replayed': 'true' } })
-  }
-  return result
+/** A stored 4xx outcome replays as the same error, marked replayed. */
+function throwStoredError(body: unknown): void {
+  if (!body || typeof body !== 'object' || !('__error' in body)) return
+  const e = (body as { __error: SerializedError }).__error
+  throw new ApiError(e.status, e.code, e.detail, { ...(e.errors ? { errors: e.errors } : {}), headers: { ...e.headers, 'idempotent-replayed': 'true' } })
 }

@@ -1,14 +1,61 @@
+/**
+ * Who opens a write's transaction: the service that makes the write, always. A caller (a REST
+ * handler, a resolver) hands over what the write needs beyond the command itself (its idempotency
+ * claim, its precondition) and gets the result back, never a transaction to pass along.
+ */
 import type { Kysely, Transaction } from 'kysely'
+import { runIdempotent, type IdempotencyClaim } from '../idempotency.ts'
 import type { Database } from './schema.ts'
 
-/** Either the database or a transaction already open on it: services accept both. */
+/** Either the database or a transaction already open on it: repositories accept both. */
 export type Executor = Kysely<Database> | Transaction<Database>
 
+/** Something a write must do once its transaction has committed (a cache invalidation, say). */
+export type AfterCommit = () => Promise<void>
+
+/** What the work inside a write transaction can use. */
+export interface WriteScope {
+  trx: Transaction<Database>
+  /**
+   * Runs `effect` after the outermost commit, and never when the write is rolled back: a cache
+   * invalidated before the commit could be re-filled from the old data by a concurrent read.
+   */
+  afterCommit(effect: AfterCommit): void
+}
+
+/** What a write takes besides its command: with an idempotency claim, it runs at most once per key. */
+export interface WriteOptions<T> {
+  idempotency?: IdempotencyClaim<T> | undefined
+}
+
+/** A write's result, and whether it is the stored result of an earlier request with the same key. */
+export interface Written<T> {
+  value: T
+  replayed: boolean
+}
+
 /**
- * Runs `work` in a transaction: a new one, or the caller's when `db` already is one (an
- * idempotent request wraps the service's work and the stored outcome in one transaction).
+ * Runs `work` in a transaction of its own; with an idempotency claim, at most once per key (the
+ * stored result otherwise, decisions §7). The effects it registers run after the commit, in order;
+ * one that fails is logged by its owner, never turns a committed write into an error.
  */
-export function inTransaction<T>(db: Executor, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
-  if (db.isTransaction) return work(db as Transaction<Database>)
-  return db.transaction().execute(work)
+export async function runWrite<T>(
+  db: Kysely<Database>,
+  idempotency: IdempotencyClaim<T> | undefined,
+  work: (scope: WriteScope) => Promise<T>,
+): Promise<Written<T>> {
+  const effects: AfterCommit[] = []
+  // An attempt's effects count only if the attempt succeeded: an idempotent attempt refused with
+  // a 4xx is rolled back to its savepoint while the transaction itself commits its outcome.
+  const attempt = async (trx: Transaction<Database>): Promise<T> => {
+    const pending: AfterCommit[] = []
+    const value = await work({ trx, afterCommit: (effect) => void pending.push(effect) })
+    effects.push(...pending)
+    return value
+  }
+  const written: Written<T> = idempotency
+    ? await runIdempotent(db, idempotency, attempt)
+    : { value: await db.transaction().execute(attempt), replayed: false }
+  for (const effect of effects) await effect()
+  return written
 }

@@ -2,8 +2,8 @@
 import type { MercuriusContext } from 'mercurius'
 import type { Caller } from '../auth/caller.ts'
 import { ApiError, badRequest, unauthenticated } from '../errors.ts'
-import { runIdempotent, validateIdempotencyKey } from '../idempotency.ts'
-import type { Executor } from '../db/transaction.ts'
+import { validateIdempotencyKey, type IdempotencyClaim } from '../idempotency.ts'
+import type { Written } from '../db/transaction.ts'
 import { parseRecordId, RECORD_ID_RULE } from '../record-id.ts'
 
 export function callerOf(context: MercuriusContext): Caller {
@@ -45,25 +45,23 @@ export async function orNull<T>(lookup: Promise<T>): Promise<T | null> {
 }
 
 /**
- * A mutation with an `idempotencyKey` runs once per key, exactly like a REST POST with an
- * Idempotency-Key: a replay returns the stored result without running again.
+ * What a mutation that takes an `idempotencyKey` claims: run once per key, exactly like a REST POST
+ * with an Idempotency-Key; none when the key is absent.
  */
-export async function idempotentMutation<T>(
+export function idempotencyClaimOf<T>(
   context: MercuriusContext,
   field: string,
-  args: Record<string, unknown>,
-  work: (executor: Executor) => Promise<T>,
-): Promise<T> {
-  const key = args.idempotencyKey
-  if (typeof key !== 'string') return work(context.app.db)
+  args: { idempotencyKey?: string | null | undefined },
+): IdempotencyClaim<T> | undefined {
+  const { idempotencyKey: key, ...rest } = args
+  if (typeof key !== 'string') return undefined
   validateIdempotencyKey(key, 'argument')
-  const { idempotencyKey: _ignored, ...rest } = args
-  const result = await runIdempotent(
-    context.app.db,
-    { caller: context.caller.subject, key, fingerprint: { graphql: field, args: rest } },
-    async (trx) => ({ status: 200, body: await work(trx) }),
-  )
-  return result.outcome.body as T
+  return { caller: context.caller.subject, key, fingerprint: { graphql: field, args: rest }, answer: () => ({ status: 200 }) }
+}
+
+/** A mutation's payload: the written record, fresh or replayed alike. */
+export async function payloadOf<T>(written: Promise<Written<T>>): Promise<T> {
+  return (await written).value
 }
 
 const camelCase = (segment: string) => segment.replace(/_([a-z])/g, (_match, letter: string) => letter.toUpperCase())

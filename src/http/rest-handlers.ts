@@ -18,9 +18,9 @@ export interface RestHandlerDependencies {
 export function restHandlers({ app, config, contracts }: RestHandlerDependencies): OperationHandlers {
   return {
     ...metaHandlers(contracts),
-    ...orderHandlers(app, app.services.orders, config),
-    ...userHandlers(app, app.services.users, config),
-    ...productHandlers(app, app.services.products, config),
-    ...articleHandlers(app, app.services.articles, config),
+    ...orderHandlers(app.services.orders, config),
+    ...userHandlers(app.services.users, config),
+    ...productHandlers(app.services.products, config),
+    ...articleHandlers(app.services.articles, config),
   }
 }

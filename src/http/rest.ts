@@ -3,11 +3,9 @@
  * envelopes, sparse fieldsets, conditional writes and idempotent POSTs.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { Transaction } from 'kysely'
 import type { Caller } from '../auth/caller.ts'
-import type { Database } from '../db/schema.ts'
-import type { Executor } from '../db/transaction.ts'
-import { idempotencyKeyOfHeader, runIdempotent, validateIdempotencyKey, type Outcome } from '../idempotency.ts'
+import type { Written } from '../db/transaction.ts'
+import { idempotencyKeyOfHeader, validateIdempotencyKey, type IdempotencyClaim } from '../idempotency.ts'
 import { requireCaller } from '../plugins/auth.ts'
 import { etagOf, requireIfMatch } from '../plugins/http-caching.ts'
 import type { Page } from '../pagination/page.ts'
@@ -83,32 +81,39 @@ export function ifMatch(request: FastifyRequest): (current: object) => void {
   return (current) => requireIfMatch(request, etagOf(current))
 }
 
+/** How a REST write is answered on success: its status, and for a creation where the record lives. */
+export interface WriteAnswer<T> {
+  status: 200 | 201
+  location?: (value: T) => string
+}
+
 /**
- * Runs a POST once per Idempotency-Key (when the client sent one) and answers with the stored or
- * fresh outcome. `work` receives the executor its writes must use.
+ * Answers a write that `write` makes: with the record, its ETag and, for a creation, Location.
+ * A POST that carries an Idempotency-Key (decisions §7) hands the service its claim: the service
+ * runs the write at most once per key, and a stored result is answered marked as replayed.
  */
-export async function idempotentPost(
+export async function answerWrite<T extends object>(
   request: FastifyRequest,
   reply: FastifyReply,
-  db: import('kysely').Kysely<Database>,
-  work: (executor: Executor) => Promise<Outcome>,
+  write: (idempotency: IdempotencyClaim<T> | undefined) => Promise<Written<T>>,
+  answer: WriteAnswer<T>,
 ): Promise<FastifyReply> {
+  const written = await write(idempotencyClaim(request, answer))
+  if (written.replayed) reply.header('idempotent-replayed', 'true')
+  const location = answer.location?.(written.value)
+  if (location) reply.header('location', location)
+  return reply.code(answer.status).header('etag', etagOf(written.value)).send(written.value)
+}
+
+function idempotencyClaim<T>(request: FastifyRequest, answer: WriteAnswer<T>): IdempotencyClaim<T> | undefined {
   const header = request.headers['idempotency-key']
-  const key = typeof header === 'string' ? idempotencyKeyOfHeader(header) : undefined
-  let outcome: Outcome
-  if (key !== undefined) {
-    validateIdempotencyKey(key, 'header')
-    const result = await runIdempotent(
-      db,
-      { caller: caller(request).subject, key, fingerprint: { method: request.method, path: request.url, body: request.body ?? null } },
-      (trx: Transaction<Database>) => work(trx),
-    )
-    if (result.replayed) reply.header('idempotent-replayed', 'true')
-    outcome = result.outcome
-  } else {
-    outcome = await work(db)
+  if (typeof header !== 'string') return undefined
+  const key = idempotencyKeyOfHeader(header)
+  validateIdempotencyKey(key, 'header')
+  return {
+    caller: caller(request).subject,
+    key,
+    fingerprint: { method: request.method, path: request.url, body: request.body ?? null },
+    answer: (value) => ({ status: answer.status, location: answer.location?.(value) }),
   }
-  if (outcome.location) reply.header('location', outcome.location)
-  if (outcome.body && typeof outcome.body === 'object') reply.header('etag', etagOf(outcome.body))
-  return reply.code(outcome.status).send(outcome.body)
 }

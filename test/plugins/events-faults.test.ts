@@ -36,7 +36,7 @@ t.test('Redis stops: instances configured with it keep delivering every event, t
   const caller: Caller = { subject: '2', userId: 2, scopes: new Set(['orders:write']), admin: false, expiresAt: Date.now() + 3_600_000 }
   const create = async (count: number) => {
     const ids: string[] = []
-    for (let i = 0; i < count; i++) ids.push(String((await a.services.orders.create(caller, { items: [{ sku: 'KB-101', qty: 1 }] })).id))
+    for (let i = 0; i < count; i++) ids.push(String((await a.services.orders.create(caller, { items: [{ sku: 'KB-101', qty: 1 }] })).value.id))
     return ids
   }
   const before = await create(3)

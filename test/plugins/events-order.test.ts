@@ -5,11 +5,23 @@
  * instances with and without Redis on one database.
  */
 import t, { type Test } from 'tap'
+import { sql } from 'kysely'
 import { createDatabase } from '../../src/db/database.ts'
 import type { Caller } from '../../src/auth/caller.ts'
 import { bearer, reachableRedis } from '../helper.ts'
 import { eventually } from '../graphql/subscription-clients.ts'
 import { createOrders, customer, duplicates, onPostgres, relayedOrderIds, settle, twoInstances, watchOrders } from './event-delivery-fixtures.ts'
+
+/** The advisory lock a test holds to keep a transaction waiting at its commit. */
+const HOLD_LOCK = 74_201
+
+async function waitUntil(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for the condition')
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
 
 const ORDERS = 400
 const CONCURRENCY = 16
@@ -63,21 +75,34 @@ t.test(
     const watcher = await watchOrders(t, b)
     const grace: Caller = { subject: '2', userId: 2, scopes: new Set(['orders:write']), admin: false, expiresAt: Date.now() + 3_600_000 }
 
-    // T1 writes an order and its event, then stays open on a connection of its own.
-    const t1Database = await createDatabase({ url: database.url!, poolSize: 1 })
-    t.teardown(() => t1Database.close())
-    let inserted!: (outboxId: number) => void
-    const t1Inserted = new Promise<number>((resolve) => (inserted = resolve))
+    // T1 writes an order and its event through the service, which owns its transaction; a deferred
+    // trigger (on this test's own database) holds T1 at its commit until the test lets it go: it
+    // waits for an advisory lock the test holds. Only T1's order (one keyboard) is held.
+    const holder = await createDatabase({ url: database.url!, poolSize: 1 })
+    t.teardown(() => holder.close())
+    await sql`create function hold_t1_commit() returns trigger language plpgsql as $$
+      begin
+        if (new.payload -> 'order' -> 'items' -> 0 ->> 'qty') = '1' then perform pg_advisory_xact_lock(${sql.lit(HOLD_LOCK)}); end if;
+        return null;
+      end $$`.execute(holder.db)
+    await sql`create constraint trigger hold_t1_commit after insert on outbox deferrable initially deferred
+      for each row execute function hold_t1_commit()`.execute(holder.db)
     let commitT1!: () => void
     const t1MayCommit = new Promise<void>((resolve) => (commitT1 = resolve))
-    const t1 = t1Database.db.transaction().execute(async (trx) => {
-      const order = await a.services.orders.create(grace, { items: [{ sku: 'KB-101', qty: 1 }] }, trx)
-      const event = await trx.selectFrom('outbox').select('id').where('topic', '=', 'order.created').orderBy('id', 'desc').executeTakeFirstOrThrow()
-      inserted(event.id)
+    let lockTaken!: () => void
+    const locked = new Promise<void>((resolve) => (lockTaken = resolve))
+    const holding = holder.db.connection().execute(async (connection) => {
+      await sql`select pg_advisory_lock(${HOLD_LOCK})`.execute(connection)
+      lockTaken()
       await t1MayCommit
-      return String(order.id)
+      await sql`select pg_advisory_unlock(${HOLD_LOCK})`.execute(connection)
     })
-    const t1OutboxId = await t1Inserted
+    await locked
+    const t1 = a.services.orders.create(grace, { items: [{ sku: 'KB-101', qty: 1 }] }).then((written) => String(written.value.id))
+    // T1 has inserted its event and waits at its commit; the outbox id it drew is the sequence's last value.
+    await waitUntil(async () => (await sql<{ waiting: number }>`
+      select count(*)::int as waiting from pg_locks where locktype = 'advisory' and not granted`.execute(database.db)).rows[0]!.waiting === 1)
+    const t1OutboxId = Number((await sql<{ last_value: string }>`select last_value from outbox_id_seq`.execute(database.db)).rows[0]!.last_value)
 
     // T2 starts later, so its event gets a larger id, and commits first; the relay runs.
     const t2 = await a.inject({ method: 'POST', url: '/api/v1/orders', headers: bearer(2, 'orders:write'), payload: { items: [{ sku: 'KB-101', qty: 2 }] } })
@@ -89,6 +114,7 @@ t.test(
     t.not(t2Event.seq, null, 'and was relayed before T1 committed')
 
     commitT1()
+    await holding
     const t1OrderId = await t1
     t.ok(await watcher.received(2), 'T1\'s event arrived after it committed')
     await settle()

@@ -3,7 +3,7 @@ import type { MercuriusContext } from 'mercurius'
 import mercurius from 'mercurius'
 import { subscriptionError } from '../../graphql/errors.ts'
 import { subscribeBounded } from '../../graphql/pubsub.ts'
-import { callerOf, idempotentMutation, namedAsArguments, orNull, parseCount, parseId, subscriber } from '../../graphql/arguments.ts'
+import { callerOf, idempotencyClaimOf, namedAsArguments, orNull, parseCount, parseId, payloadOf, subscriber } from '../../graphql/arguments.ts'
 import type { Article, Comment } from '../../generated/openapi/schemas.ts'
 
 type WithCursor<T> = T & { cursor?: string }
@@ -19,7 +19,7 @@ export const articleResolvers = {
   },
   Mutation: {
     createArticle: (_: unknown, args: { input: { title: string; body: string }; idempotencyKey?: string | null }, ctx: MercuriusContext) =>
-      namedAsArguments('input', idempotentMutation(ctx, 'createArticle', args, (executor) => ctx.app.services.articles.create(callerOf(ctx), args.input, executor))),
+      namedAsArguments('input', payloadOf(ctx.app.services.articles.create(callerOf(ctx), args.input, { idempotency: idempotencyClaimOf(ctx, 'createArticle', args) }))),
     updateArticle: (_: unknown, args: { id: string; input: { title?: string | null; body?: string | null } }, ctx: MercuriusContext) =>
       namedAsArguments('input', ctx.app.services.articles.update(callerOf(ctx), parseId(args.id, 'id'), {
         title: args.input.title ?? undefined,
@@ -31,8 +31,9 @@ export const articleResolvers = {
       return String(id)
     },
     addComment: (_: unknown, args: { articleId: string; input: { body: string }; idempotencyKey?: string | null }, ctx: MercuriusContext) =>
-      namedAsArguments('input', idempotentMutation(ctx, 'addComment', args, (executor) =>
-        ctx.app.services.articles.addComment(callerOf(ctx), parseId(args.articleId, 'articleId'), args.input, executor))),
+      namedAsArguments('input', payloadOf(ctx.app.services.articles.addComment(callerOf(ctx), parseId(args.articleId, 'articleId'), args.input, {
+        idempotency: idempotencyClaimOf(ctx, 'addComment', args),
+      }))),
   },
   Subscription: {
     commentAdded: {

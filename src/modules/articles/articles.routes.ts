@@ -1,14 +1,14 @@
 /** REST handlers for articles and comments, by operationId. */
-import type { FastifyInstance } from 'fastify'
 import type { AppConfig } from '../../config.ts'
 import type { OperationHandlers } from '../../http/register-operations.ts'
-import { baseUrl, caller, idempotentPost, ifMatch, sendCollection, sendNestedCollection, sendRecord } from '../../http/rest.ts'
+import { answerWrite, baseUrl, caller, ifMatch, sendCollection, sendNestedCollection, sendRecord } from '../../http/rest.ts'
+import type { Article, Comment } from '../../generated/openapi/schemas.ts'
 import type { ArticlesService } from './articles.service.ts'
 
 type IdParams = { id: number }
 type ArticleBody = { title?: string; body?: string }
 
-export function articleHandlers(app: FastifyInstance, articles: ArticlesService, config: AppConfig): OperationHandlers {
+export function articleHandlers(articles: ArticlesService, config: AppConfig): OperationHandlers {
   const location = (request: Parameters<typeof baseUrl>[0], path: string) => `${baseUrl(request, config.publicUrl)}/api/v1/${path}`
 
   const update: NonNullable<OperationHandlers['updateArticle']> = async (request, reply) => {
@@ -27,9 +27,9 @@ export function articleHandlers(app: FastifyInstance, articles: ArticlesService,
 
     createArticle: async (request, reply) => {
       const body = request.body as Required<ArticleBody>
-      return idempotentPost(request, reply, app.db, async (executor) => {
-        const article = await articles.create(caller(request), body, executor)
-        return { status: 201, body: article, location: location(request, `articles/${article.id}`) }
+      return answerWrite<Article>(request, reply, (idempotency) => articles.create(caller(request), body, { idempotency }), {
+        status: 201,
+        location: (article) => location(request, `articles/${article.id}`),
       })
     },
 
@@ -59,11 +59,10 @@ export function articleHandlers(app: FastifyInstance, articles: ArticlesService,
     createArticleComment: async (request, reply) => {
       const { id } = request.params as IdParams
       const body = request.body as { body: string }
-      return idempotentPost(request, reply, app.db, async (executor) => ({
+      return answerWrite<Comment>(request, reply, (idempotency) => articles.addComment(caller(request), id, body, { idempotency }), {
         status: 201,
-        body: await articles.addComment(caller(request), id, body, executor),
-        location: location(request, `articles/${id}/comments`),
-      }))
+        location: () => location(request, `articles/${id}/comments`),
+      })
     },
   }
 }

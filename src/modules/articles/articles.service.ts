@@ -7,7 +7,7 @@ import type { Caller } from '../../auth/caller.ts'
 import { requireOwnerOrAdmin, requireScope } from '../../auth/policy.ts'
 import { recordEvent } from '../../db/repositories/outbox.ts'
 import type { ArticleRow, CommentRow } from '../../db/schema.ts'
-import { inTransaction, type Executor } from '../../db/transaction.ts'
+import { runWrite, type Executor, type WriteOptions, type Written } from '../../db/transaction.ts'
 import { notFound, unprocessable } from '../../errors.ts'
 import type { Article, Comment } from '../../generated/openapi/schemas.ts'
 import { parseSort, resumePosition } from '../../pagination/cursor.ts'
@@ -81,24 +81,22 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
       return cursors.encode({ list: 'articles', sort: DEFAULT_ARTICLE_SORT, filter: {}, key: [article.created_at, article.id] })
     },
 
-    async create(caller: Caller, input: { title: string; body: string }, executor: Executor = db): Promise<Article> {
+    async create(caller: Caller, input: { title: string; body: string }, options: WriteOptions<Article> = {}): Promise<Written<Article>> {
       commands.check('ArticleCreate', input)
       requireScope(caller, 'articles:write')
-      return inTransaction(executor, async (trx) => {
+      return runWrite(db, options.idempotency, async ({ trx, afterCommit }) => {
         await requireAuthorExists(trx, caller)
         const row = await repository.insertArticle(trx, { authorId: caller.userId, title: input.title, body: input.body })
         await recordEvent(trx, 'article.created', { articleId: row.id, authorId: row.author_id })
+        afterCommit(() => invalidate([cacheReferences.articles]))
         return toArticle(row)
-      }).then(async (article) => {
-        await invalidate([cacheReferences.articles])
-        return article
       })
     },
 
     /** PUT (both fields) and PATCH (either): by the author or an admin. */
     async update(caller: Caller, id: number, changes: { title?: string | undefined; body?: string | undefined }, precondition?: (current: Article) => void): Promise<Article> {
       commands.check('ArticleUpdate', changes)
-      return inTransaction(db, async (trx) => {
+      const { value } = await runWrite(db, undefined, async ({ trx, afterCommit }) => {
         const row = await loadWritable(trx, caller, id)
         precondition?.(toArticle(row))
         const set = {
@@ -106,20 +104,19 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
           ...(changes.body !== undefined ? { body: changes.body } : {}),
         }
         if (Object.keys(set).length === 0) return toArticle(row)
+        afterCommit(() => invalidate([cacheReferences.articles, cacheReferences.article(id)]))
         return toArticle(await repository.updateArticle(trx, id, set))
-      }).then(async (article) => {
-        await invalidate([cacheReferences.articles, cacheReferences.article(id)])
-        return article
       })
+      return value
     },
 
     async remove(caller: Caller, id: number, precondition?: (current: Article) => void): Promise<void> {
-      await inTransaction(db, async (trx) => {
+      await runWrite(db, undefined, async ({ trx, afterCommit }) => {
         const row = await loadWritable(trx, caller, id)
         precondition?.(toArticle(row))
         await repository.deleteArticle(trx, id)
+        afterCommit(() => invalidate([cacheReferences.articles, cacheReferences.article(id)]))
       })
-      await invalidate([cacheReferences.articles, cacheReferences.article(id)])
     },
 
     async listComments(_caller: Caller, articleId: number, query: { cursor?: string | undefined; limit: number }): Promise<Page<Comment>> {
@@ -134,10 +131,15 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
 
     commentCursor,
 
-    async addComment(caller: Caller, articleId: number, input: { body: string }, executor: Executor = db): Promise<Comment> {
+    async addComment(
+      caller: Caller,
+      articleId: number,
+      input: { body: string },
+      options: WriteOptions<Comment> = {},
+    ): Promise<Written<Comment>> {
       commands.check('CommentCreate', input)
       requireScope(caller, 'articles:write')
-      return inTransaction(executor, async (trx) => {
+      return runWrite(db, options.idempotency, async ({ trx }) => {
         if (!(await repository.findArticle(trx, articleId))) throw notFound(`Article ${articleId}`)
         await requireAuthorExists(trx, caller)
         const row = await repository.insertComment(trx, { articleId, authorId: caller.userId, body: input.body })

@@ -4,8 +4,9 @@
  * statement per field per execution step, whatever the number of parents.
  */
 import type { MercuriusContext } from 'mercurius'
-import { callerOf, idempotentMutation, namedAsArguments, orNull, parseCount, parseId } from '../../graphql/arguments.ts'
+import { callerOf, idempotencyClaimOf, namedAsArguments, orNull, parseCount, parseId, payloadOf } from '../../graphql/arguments.ts'
 import type { OrderStatus } from '../../db/schema.ts'
+import type { OrderAction } from './orders.service.ts'
 import type { Order, OrderItem, User } from '../../generated/openapi/schemas.ts'
 import mercurius from 'mercurius'
 import { isOwnerOrAdmin, requireScope } from '../../auth/policy.ts'
@@ -41,6 +42,12 @@ const resolveOrder = (payload: OrderEvent) => payload.order
 type ItemInput = { items: Array<{ sku: string; qty: number }> }
 type ActionArgs = { id: string; reason?: string | null; idempotencyKey?: string | null }
 
+/** payOrder, cancelOrder and refundOrder: one state transition each. */
+const transition = (ctx: MercuriusContext, field: string, action: OrderAction, args: ActionArgs) =>
+  payloadOf(ctx.app.services.orders.transition(callerOf(ctx), parseId(args.id, 'id'), action, args.reason ?? undefined, {
+    idempotency: idempotencyClaimOf(ctx, field, args),
+  }))
+
 export const orderResolvers = {
   Query: {
     order: (_: unknown, args: { id: string }, ctx: MercuriusContext) =>
@@ -63,22 +70,19 @@ export const orderResolvers = {
 
   Mutation: {
     createOrder: (_: unknown, args: { input: ItemInput; idempotencyKey?: string | null }, ctx: MercuriusContext) =>
-      namedAsArguments('input', idempotentMutation(ctx, 'createOrder', args, (executor) => ctx.app.services.orders.create(callerOf(ctx), args.input, executor))),
+      namedAsArguments('input', payloadOf(ctx.app.services.orders.create(callerOf(ctx), args.input, { idempotency: idempotencyClaimOf(ctx, 'createOrder', args) }))),
 
     updateOrder: (_: unknown, args: { id: string; input: ItemInput }, ctx: MercuriusContext) =>
       namedAsArguments('input', ctx.app.services.orders.replaceItems(callerOf(ctx), parseId(args.id, 'id'), args.input.items)),
 
     payOrder: (_: unknown, args: ActionArgs, ctx: MercuriusContext) =>
-      namedAsArguments('', idempotentMutation(ctx, 'payOrder', args, (executor) =>
-        ctx.app.services.orders.transition(callerOf(ctx), parseId(args.id, 'id'), 'payment', args.reason ?? undefined, executor))),
+      namedAsArguments('', transition(ctx, 'payOrder', 'payment', args)),
 
     cancelOrder: (_: unknown, args: ActionArgs, ctx: MercuriusContext) =>
-      namedAsArguments('', idempotentMutation(ctx, 'cancelOrder', args, (executor) =>
-        ctx.app.services.orders.transition(callerOf(ctx), parseId(args.id, 'id'), 'cancellation', args.reason ?? undefined, executor))),
+      namedAsArguments('', transition(ctx, 'cancelOrder', 'cancellation', args)),
 
     refundOrder: (_: unknown, args: ActionArgs, ctx: MercuriusContext) =>
-      namedAsArguments('', idempotentMutation(ctx, 'refundOrder', args, (executor) =>
-        ctx.app.services.orders.transition(callerOf(ctx), parseId(args.id, 'id'), 'refund', args.reason ?? undefined, executor))),
+      namedAsArguments('', transition(ctx, 'refundOrder', 'refund', args)),
 
     deleteOrder: async (_: unknown, args: { id: string }, ctx: MercuriusContext) => {
       const id = parseId(args.id, 'id')

@@ -1,9 +1,9 @@
 /** REST handlers for orders, by operationId: parse, call the service, shape the answer. */
-import type { FastifyInstance } from 'fastify'
 import type { AppConfig } from '../../config.ts'
 import type { OperationHandlers } from '../../http/register-operations.ts'
-import { baseUrl, caller, idempotentPost, ifMatch, sendCollection, sendNestedCollection, sendRecord } from '../../http/rest.ts'
+import { answerWrite, baseUrl, caller, ifMatch, sendCollection, sendNestedCollection, sendRecord } from '../../http/rest.ts'
 import type { OrderStatus } from '../../db/schema.ts'
+import type { Order } from '../../generated/openapi/schemas.ts'
 import type { OrderAction, OrdersService } from './orders.service.ts'
 
 interface ListQuery {
@@ -18,17 +18,15 @@ interface ListQuery {
 type IdParams = { id: number }
 type ItemsBody = { items?: Array<{ sku: string; qty: number }> }
 
-export function orderHandlers(app: FastifyInstance, orders: OrdersService, config: AppConfig): OperationHandlers {
+export function orderHandlers(orders: OrdersService, config: AppConfig): OperationHandlers {
   const location = (request: Parameters<typeof baseUrl>[0], id: number) => `${baseUrl(request, config.publicUrl)}/api/v1/orders/${id}`
 
   const action = (kind: OrderAction): OperationHandlers['payOrder'] =>
     async (request, reply) => {
       const { id } = request.params as IdParams
       const reason = (request.body as { reason?: string } | undefined)?.reason
-      return idempotentPost(request, reply, app.db, async (executor) => ({
-        status: 200,
-        body: await orders.transition(caller(request), id, kind, reason, executor, ifMatch(request)),
-      }))
+      return answerWrite<Order>(request, reply, (idempotency) =>
+        orders.transition(caller(request), id, kind, reason, { idempotency, precondition: ifMatch(request) }), { status: 200 })
     }
 
   return {
@@ -46,9 +44,9 @@ export function orderHandlers(app: FastifyInstance, orders: OrdersService, confi
 
     createOrder: async (request, reply) => {
       const body = request.body as Required<ItemsBody>
-      return idempotentPost(request, reply, app.db, async (executor) => {
-        const order = await orders.create(caller(request), { items: body.items }, executor)
-        return { status: 201, body: order, location: location(request, order.id) }
+      return answerWrite<Order>(request, reply, (idempotency) => orders.create(caller(request), { items: body.items }, { idempotency }), {
+        status: 201,
+        location: (order) => location(request, order.id),
       })
     },
 

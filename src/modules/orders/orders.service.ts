@@ -7,7 +7,7 @@ import type { Caller } from '../../auth/caller.ts'
 import { requireOwnerOrAdmin, requireScope } from '../../auth/policy.ts'
 import type { OrderItemRow, OrderRow, OrderStatus } from '../../db/schema.ts'
 import { recordEvent } from '../../db/repositories/outbox.ts'
-import { inTransaction, type Executor } from '../../db/transaction.ts'
+import { runWrite, type Executor, type WriteOptions, type Written } from '../../db/transaction.ts'
 import { conflict, forbidden, notFound, unprocessable } from '../../errors.ts'
 import type { Order, OrderItem } from '../../generated/openapi/schemas.ts'
 import { parseSort, resumePosition } from '../../pagination/cursor.ts'
@@ -34,6 +34,11 @@ const DELETABLE: ReadonlySet<OrderStatus> = new Set(['pending', 'cancelled'])
 
 /** Called with the current representation before a write: REST checks If-Match with it. */
 export type Precondition = (current: Order) => void
+
+/** An order action also takes REST's If-Match. */
+export interface OrderWriteOptions extends WriteOptions<Order> {
+  precondition?: Precondition | undefined
+}
 
 export interface OrderListQuery {
   status?: OrderStatus | undefined
@@ -149,10 +154,10 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
       return page(caller, { ...query, userId }, `users/${userId}/orders`)
     },
 
-    async create(caller: Caller, input: { items: readonly RequestedItem[] }, executor: Executor = db): Promise<Order> {
+    async create(caller: Caller, input: { items: readonly RequestedItem[] }, options: WriteOptions<Order> = {}): Promise<Written<Order>> {
       commands.check('OrderCreate', input)
       requireScope(caller, 'orders:write')
-      return inTransaction(executor, async (trx) => {
+      return runWrite(db, options.idempotency, async ({ trx }) => {
         if (!(await userExists(trx, caller.userId))) {
           throw unprocessable('UNKNOWN_USER', `The token's subject, user ${caller.userId}, does not exist.`)
         }
@@ -170,7 +175,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
     async replaceItems(caller: Caller, id: number, items: readonly RequestedItem[] | undefined, precondition?: Precondition): Promise<Order> {
       commands.check('OrderItemsReplace', { items })
       requireScope(caller, 'orders:write')
-      return inTransaction(db, async (trx) => {
+      const { value } = await runWrite(db, undefined, async ({ trx }) => {
         const row = await loadOwned(trx, caller, id, true)
         const [current] = await withItems(trx, [row])
         precondition?.(current!)
@@ -183,16 +188,17 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
         const updated = await repository.updateOrder(trx, id, { total: pricing.total })
         return toOrder(updated, stored)
       })
+      return value
     },
 
-    async transition(caller: Caller, id: number, action: OrderAction, reason: string | undefined, executor: Executor = db, precondition?: Precondition): Promise<Order> {
+    async transition(caller: Caller, id: number, action: OrderAction, reason: string | undefined, options: OrderWriteOptions = {}): Promise<Written<Order>> {
       commands.check('OrderAction', { reason })
       requireScope(caller, 'orders:write')
       const { from, to, verb } = TRANSITIONS[action]
-      return inTransaction(executor, async (trx) => {
+      return runWrite(db, options.idempotency, async ({ trx }) => {
         const row = await loadOwned(trx, caller, id, true)
         const [current] = await withItems(trx, [row])
-        precondition?.(current!)
+        options.precondition?.(current!)
         if (row.status !== from) {
           throw conflict('ORDER_STATE_CONFLICT', `Cannot ${verb} order ${id}: its status is ${row.status} (it must be ${from}).`)
         }
@@ -212,7 +218,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
 
     async remove(caller: Caller, id: number, precondition?: Precondition): Promise<void> {
       requireScope(caller, 'orders:write')
-      await inTransaction(db, async (trx) => {
+      await runWrite(db, undefined, async ({ trx }) => {
         const row = await loadOwned(trx, caller, id, true)
         const [current] = await withItems(trx, [row])
         precondition?.(current!)

@@ -1,6 +1,6 @@
 /** GraphQL for the product catalog, over the products service. */
 import type { MercuriusContext } from 'mercurius'
-import { callerOf, idempotentMutation, namedAsArguments, parseCount } from '../../graphql/arguments.ts'
+import { callerOf, idempotencyClaimOf, namedAsArguments, parseCount, payloadOf } from '../../graphql/arguments.ts'
 import type { Product } from '../../generated/openapi/schemas.ts'
 
 export const productResolvers = {
@@ -14,7 +14,7 @@ export const productResolvers = {
   },
   Mutation: {
     createProduct: (_: unknown, args: { input: Product; idempotencyKey?: string | null }, ctx: MercuriusContext) =>
-      namedAsArguments('input', idempotentMutation(ctx, 'createProduct', args, (executor) => ctx.app.services.products.create(callerOf(ctx), args.input, executor))),
+      namedAsArguments('input', payloadOf(ctx.app.services.products.create(callerOf(ctx), args.input, { idempotency: idempotencyClaimOf(ctx, 'createProduct', args) }))),
   },
   Product: {
     cursor: (product: Product, _: unknown, ctx: MercuriusContext) => ctx.app.services.products.cursorOf(product),

@@ -1,11 +1,11 @@
 /** REST handlers for the product catalog, by operationId. */
-import type { FastifyInstance } from 'fastify'
 import type { AppConfig } from '../../config.ts'
 import type { OperationHandlers } from '../../http/register-operations.ts'
-import { caller, idempotentPost, sendCollection } from '../../http/rest.ts'
+import { answerWrite, caller, sendCollection } from '../../http/rest.ts'
+import type { Product } from '../../generated/openapi/schemas.ts'
 import type { ProductsService } from './products.service.ts'
 
-export function productHandlers(app: FastifyInstance, products: ProductsService, config: AppConfig): OperationHandlers {
+export function productHandlers(products: ProductsService, config: AppConfig): OperationHandlers {
   return {
     listProducts: async (request, reply) => {
       const query = request.query as { cursor?: string; limit: number; fields?: string }
@@ -16,10 +16,7 @@ export function productHandlers(app: FastifyInstance, products: ProductsService,
     createProduct: async (request, reply) => {
       const body = request.body as { sku: string; name: string; price: number }
       // The catalog has no per-product URL (the contract has no GET /products/{sku}), so no Location.
-      return idempotentPost(request, reply, app.db, async (executor) => ({
-        status: 201,
-        body: await products.create(caller(request), body, executor),
-      }))
+      return answerWrite<Product>(request, reply, (idempotency) => products.create(caller(request), body, { idempotency }), { status: 201 })
     },
   }
 }

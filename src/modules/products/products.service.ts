@@ -2,7 +2,7 @@
 import type { Caller } from '../../auth/caller.ts'
 import { requireAdmin } from '../../auth/policy.ts'
 import type { ProductRow } from '../../db/schema.ts'
-import type { Executor } from '../../db/transaction.ts'
+import { runWrite, type WriteOptions, type Written } from '../../db/transaction.ts'
 import { conflict } from '../../errors.ts'
 import type { Product } from '../../generated/openapi/schemas.ts'
 import type { Page } from '../../pagination/page.ts'
@@ -26,13 +26,19 @@ export function createProductsService({ db, cursors, commands, invalidate }: Ser
       return { data, total, nextCursor }
     },
 
-    async create(caller: Caller, input: { sku: string; name: string; price: number }, executor: Executor = db): Promise<Product> {
+    async create(
+      caller: Caller,
+      input: { sku: string; name: string; price: number },
+      options: WriteOptions<Product> = {},
+    ): Promise<Written<Product>> {
       commands.check('ProductCreate', input)
       requireAdmin(caller)
-      const row = await repository.insertProduct(executor, input)
-      if (!row) throw conflict('PRODUCT_EXISTS', `A product with sku "${input.sku}" already exists.`)
-      await invalidate([cacheReferences.products])
-      return toProduct(row)
+      return runWrite(db, options.idempotency, async ({ trx, afterCommit }) => {
+        const row = await repository.insertProduct(trx, input)
+        if (!row) throw conflict('PRODUCT_EXISTS', `A product with sku "${input.sku}" already exists.`)
+        afterCommit(() => invalidate([cacheReferences.products]))
+        return toProduct(row)
+      })
     },
 
     /** A product's position in the catalog (ordered by sku). */

@@ -1,6 +1,6 @@
 /** GraphQL for users and companies, over the users service. */
 import type { MercuriusContext } from 'mercurius'
-import { callerOf, idempotentMutation, namedAsArguments, orNull, parseCount, parseId } from '../../graphql/arguments.ts'
+import { callerOf, idempotencyClaimOf, namedAsArguments, orNull, parseCount, parseId, payloadOf } from '../../graphql/arguments.ts'
 import type { User } from '../../generated/openapi/schemas.ts'
 
 type UserWithCursor = User & { cursor?: string }
@@ -16,12 +16,11 @@ export const userResolvers = {
   },
   Mutation: {
     createUser: (_: unknown, args: { input: { name: string; companyId?: string | null }; idempotencyKey?: string | null }, ctx: MercuriusContext) =>
-      namedAsArguments('input', idempotentMutation(ctx, 'createUser', args, (executor) =>
-        ctx.app.services.users.create(
-          callerOf(ctx),
-          { name: args.input.name, company_id: args.input.companyId == null ? null : parseId(args.input.companyId, 'input.companyId') },
-          executor,
-        ))),
+      namedAsArguments('input', payloadOf(ctx.app.services.users.create(
+        callerOf(ctx),
+        { name: args.input.name, company_id: args.input.companyId == null ? null : parseId(args.input.companyId, 'input.companyId') },
+        { idempotency: idempotencyClaimOf(ctx, 'createUser', args) },
+      ))),
   },
   User: {
     createdAt: (user: User) => user.created_at,

@@ -1,11 +1,11 @@
 /** REST handlers for users, by operationId. */
-import type { FastifyInstance } from 'fastify'
 import type { AppConfig } from '../../config.ts'
 import type { OperationHandlers } from '../../http/register-operations.ts'
-import { baseUrl, caller, idempotentPost, sendCollection, sendRecord } from '../../http/rest.ts'
+import { answerWrite, baseUrl, caller, sendCollection, sendRecord } from '../../http/rest.ts'
+import type { User } from '../../generated/openapi/schemas.ts'
 import type { UsersService } from './users.service.ts'
 
-export function userHandlers(app: FastifyInstance, users: UsersService, config: AppConfig): OperationHandlers {
+export function userHandlers(users: UsersService, config: AppConfig): OperationHandlers {
   return {
     listUsers: async (request, reply) => {
       const query = request.query as { cursor?: string; limit: number; fields?: string }
@@ -15,10 +15,8 @@ export function userHandlers(app: FastifyInstance, users: UsersService, config: 
 
     createUser: async (request, reply) => {
       const body = request.body as { name: string; company_id?: number | null }
-      return idempotentPost(request, reply, app.db, async (executor) => {
-        const user = await users.create(caller(request), body, executor)
-        return { status: 201, body: user, location: `${baseUrl(request, config.publicUrl)}/api/v1/users/${user.id}` }
-      })
+      const location = (user: User) => `${baseUrl(request, config.publicUrl)}/api/v1/users/${user.id}`
+      return answerWrite<User>(request, reply, (idempotency) => users.create(caller(request), body, { idempotency }), { status: 201, location })
     },
 
     getUser: async (request, reply) => {

@@ -5,7 +5,7 @@
 import type { Caller } from '../../auth/caller.ts'
 import { requireAdmin, requireOwnerOrAdmin } from '../../auth/policy.ts'
 import type { CompanyRow, UserRow } from '../../db/schema.ts'
-import { inTransaction, type Executor } from '../../db/transaction.ts'
+import { runWrite, type WriteOptions, type Written } from '../../db/transaction.ts'
 import { notFound, unprocessable } from '../../errors.ts'
 import type { User } from '../../generated/openapi/schemas.ts'
 import type { Page } from '../../pagination/page.ts'
@@ -46,10 +46,14 @@ export function createUsersService({ db, cursors, commands }: Pick<ServiceDepend
       return { data, total, nextCursor }
     },
 
-    async create(caller: Caller, input: { name: string; company_id?: number | null | undefined }, executor: Executor = db): Promise<User> {
+    async create(
+      caller: Caller,
+      input: { name: string; company_id?: number | null | undefined },
+      options: WriteOptions<User> = {},
+    ): Promise<Written<User>> {
       commands.check('UserCreate', input)
       requireAdmin(caller)
-      return inTransaction(executor, async (trx) => {
+      return runWrite(db, options.idempotency, async ({ trx }) => {
         const companyId = input.company_id ?? null
         if (companyId !== null && !(await repository.companyExists(trx, companyId))) {
           throw unprocessable('UNKNOWN_COMPANY', `Company ${companyId} does not exist.`, [
