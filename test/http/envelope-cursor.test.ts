@@ -23,9 +23,9 @@ t.test('on every list operation page.cursor is the cursor of page.next, null wit
     let cursor: string | null = null
     let pages = 0
     do {
-      const response = await app.inject({ method: 'GET', url: `${path}?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, headers: admin })
+      const response: { statusCode: number; json(): any } = await app.inject({ method: 'GET', url: `${path}?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, headers: admin })
       t.equal(response.statusCode, 200)
-      const body = response.json()
+      const body: any = response.json()
       seen.push(...body.data.map((record: Record<string, unknown>) => record[key]))
       if (body.page.next === null) t.equal(body.page.cursor, null, `${path}: no next page, no cursor`)
       else t.equal(body.page.cursor, new URL(body.page.next).searchParams.get('cursor'), `${path}: page.cursor is next's cursor parameter`)
