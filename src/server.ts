@@ -2,6 +2,7 @@
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.ts'
 import { ConfigError, loadConfig } from './config.ts'
+import { startBanner } from './start-banner.ts'
 
 let config
 try {
@@ -20,4 +21,5 @@ closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
   else app.log.info({ signal }, 'shutting down')
   await app.close()
 })
-await app.listen({ host: config.host, port: config.port })
+const address = await app.listen({ host: config.host, port: config.port })
+process.stderr.write(startBanner(config, address))
