@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util'
 import { createTokenSigner } from '../src/auth/tokens.ts'
-import { loadConfig } from '../src/config.ts'
+import { loadConfig, loadEnvFile } from '../src/config.ts'
 
 const USAGE = `Usage: npm run -s token -- --sub <user id> [--scope "<scopes>"] [--ttl <duration>]
 
@@ -54,6 +54,7 @@ if (values.help) {
 
 try {
   if (!values.sub || !/^[1-9]\d*$/.test(values.sub)) throw new Error('--sub must be a user id, for example --sub 2')
+  loadEnvFile()
   const config = loadConfig()
   const sign = createTokenSigner(config.jwtSecret)
   process.stdout.write(sign({ sub: values.sub, scope: values.scope ?? '' }, seconds(values.ttl ?? '1h')) + '\n')

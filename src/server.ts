@@ -1,11 +1,12 @@
 /** Entry point: read the configuration, build the app, listen, and shut down gracefully. */
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.ts'
-import { ConfigError, loadConfig } from './config.ts'
+import { ConfigError, loadConfig, loadEnvFile } from './config.ts'
 import { startBanner } from './start-banner.ts'
 
 let config
 try {
+  loadEnvFile()
   config = loadConfig()
 } catch (error) {
   if (error instanceof ConfigError) {

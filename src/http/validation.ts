@@ -44,7 +44,7 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
     // Compiled on first use rather than when the route is registered: compiling every schema of
     // every operation was the largest part of start-up that was ours (issue #14), and most
     // processes never see most operations. AJV caches compiled schemas itself, so shared
-    // component schemas compile once. test/http/validators.test.ts compiles them all.
+    // component schemas compile once. test/http/lazy-compilation.test.ts compiles them all.
     let validate: ValidateFunction | undefined
     const check = (data: unknown) => {
       validate ??= ajv.compile(schema as object)
