@@ -10,6 +10,7 @@ import type { AppConfig } from './config.ts'
 import { loadContracts, type Contracts } from './contracts.ts'
 import type { DatabaseHandle } from './db/database.ts'
 import { createValidatorCompiler } from './http/validation.ts'
+import { lazySerializerFactory } from './http/lazy-serializers.ts'
 import { registerOperations } from './http/register-operations.ts'
 import { restHandlers } from './http/rest-handlers.ts'
 import { requestLogSerializer } from './http/redact-credentials.ts'
@@ -65,6 +66,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       ...(options.loggerStream ? { stream: options.loggerStream } : {}),
     },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory() } },
   })
   app.setValidatorCompiler(createValidatorCompiler())
   // JSON merge patch bodies (RFC 7396) are JSON.

@@ -2,6 +2,8 @@
  * The environment, read and validated once at start-up. A bad value stops the start with one line
  * naming the variable, rather than surfacing later as a confusing runtime error.
  */
+import { existsSync } from 'node:fs'
+
 export interface AppConfig {
   host: string
   port: number
@@ -59,6 +61,17 @@ export class ConfigError extends Error {
     super(`Invalid configuration: ${variable} ${problem}`)
     this.name = 'ConfigError'
   }
+}
+
+/**
+ * Reads `.env` (KEY=value lines, as `.env.example` shows) into process.env when the file exists;
+ * a variable already set in the environment keeps its value. `npm start` and `npm run token` call
+ * it, so both sign and verify with the same JWT_SECRET.
+ */
+export function loadEnvFile(path = '.env'): boolean {
+  if (!existsSync(path)) return false
+  process.loadEnvFile(path)
+  return true
 }
 
 export const DEVELOPMENT_JWT_SECRET = 'development-secret-do-not-use-in-production'

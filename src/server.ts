@@ -1,10 +1,12 @@
 /** Entry point: read the configuration, build the app, listen, and shut down gracefully. */
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.ts'
-import { ConfigError, loadConfig } from './config.ts'
+import { ConfigError, loadConfig, loadEnvFile } from './config.ts'
+import { startBanner } from './start-banner.ts'
 
 let config
 try {
+  loadEnvFile()
   config = loadConfig()
 } catch (error) {
   if (error instanceof ConfigError) {
@@ -20,4 +22,5 @@ closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
   else app.log.info({ signal }, 'shutting down')
   await app.close()
 })
-await app.listen({ host: config.host, port: config.port })
+const address = await app.listen({ host: config.host, port: config.port })
+process.stderr.write(startBanner(config, address))

@@ -1,7 +1,7 @@
 /**
  * One validation of commands for both styles (decisions §12): every command a service accepts is
  * checked against the contract's own request schema (openapi.yaml, generated into
- * src/generated/openapi/schemas.ts), compiled once per app with the same AJV settings as REST's
+ * src/generated/openapi/schemas.ts), compiled once per app (on first use) with the same AJV settings as REST's
  * body validation. REST has already checked the body at its edge with the same schema, so the
  * check here changes nothing for it; for GraphQL it is where the bounds of decisions §3 hold.
  * No bound is written here: each comes from the contract.
@@ -49,13 +49,16 @@ function asSent(value: unknown): unknown {
 
 export function createCommandValidator() {
   const ajv = createAjv(false)
-  const validators = new Map<CommandName, ValidateFunction>(
-    (Object.keys(COMMAND_SCHEMAS) as CommandName[]).map((name) => [name, ajv.compile(COMMAND_SCHEMAS[name])]),
-  )
+  // Each compiled on its first command, not at start (issue #14: start-up time), like REST's.
+  const validators = new Map<CommandName, ValidateFunction>()
   return {
     /** Throws 400 VALIDATION_FAILED naming every field of `command` that breaks the contract. */
     check(name: CommandName, command: unknown): void {
-      const validate = validators.get(name)!
+      let validate = validators.get(name)
+      if (!validate) {
+        validate = ajv.compile(COMMAND_SCHEMAS[name])
+        validators.set(name, validate)
+      }
       if (!validate(asSent(command))) throw invalidCommand(fieldErrorsFromValidation(validate.errors, 'body'))
     },
   }

@@ -1,6 +1,6 @@
 import { PGlite } from '@electric-sql/pglite'
-import { Kysely, PGliteDialect, PostgresDialect, type LogEvent, type PostgresCursor, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult } from 'kysely'
-import { Migrator } from 'kysely/migration'
+import { Kysely, Migrator, PostgresDialect, type LogEvent, type PostgresCursor, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult } from 'kysely'
+import { PGliteDialect } from './pglite-dialect.ts'
 import pg from 'pg'
 import { mkdir } from 'node:fs/promises'
 import { migrations } from './migrations/index.ts'
@@ -128,7 +128,6 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
  */
 function droppingSilentConnections(pool: pg.Pool): PostgresPool {
   return {
-    options: pool.options,
     async connect(): Promise<PostgresPoolClient> {
       const client = await pool.connect()
       let silent = false

@@ -6,6 +6,11 @@
  * from literals or coerced variables, declared variable defaults included. A selection that
  * `@skip`/`@include` leave out costs nothing. Introspection (`__schema`, `__type`, `__typename`)
  * is free, so tools that introspect are never refused.
+ *
+ * A connection (`ordersConnection(first: 10) { edges { cursor node { … } } pageInfo { … } }`) costs
+ * exactly what the list it mirrors costs (`orders(first: 10) { … }`): its `first` × (1 + the node's
+ * selection). The connection, its edges and `pageInfo` are bookkeeping around the records and add
+ * nothing themselves; `edges` is multiplied by the page size of the connection it belongs to.
  */
 import {
   getArgumentValues,
@@ -19,6 +24,7 @@ import {
   type FieldNode,
   type GraphQLCompositeType,
   type GraphQLField,
+  type GraphQLObjectType,
   type GraphQLSchema,
   type SelectionSetNode,
 } from 'graphql'
@@ -42,6 +48,13 @@ function listSize(field: GraphQLField<unknown, unknown>, node: FieldNode, variab
   return DEFAULT_LIST_SIZE
 }
 
+/** A Relay connection type: `…Connection` with `edges` (a list of edges) and `pageInfo`. */
+function isConnectionType(type: GraphQLCompositeType): type is GraphQLObjectType {
+  if (!isObjectType(type) || !type.name.endsWith('Connection')) return false
+  const fields = type.getFields()
+  return fields.edges !== undefined && getNullableType(fields.edges.type) instanceof GraphQLList && fields.pageInfo !== undefined
+}
+
 interface CostWalk {
   schema: GraphQLSchema
   operation: ExecutingOperation
@@ -52,47 +65,63 @@ interface CostWalk {
   fragmentCosts: Map<string, number>
 }
 
-function selectionCost(selectionSet: SelectionSetNode | undefined, parent: GraphQLCompositeType, walk: CostWalk): number {
+/**
+ * `pageSize` is set while walking a connection's own selection (directly or through fragments
+ * on the connection type): the `first` of that connection field, which its `edges` multiply by.
+ */
+function fieldCost(selection: FieldNode, parent: GraphQLCompositeType, walk: CostWalk, pageSize: number | undefined): number {
+  if (selection.name.value.startsWith('__')) return 0
+  if (!isObjectType(parent) && !isInterfaceType(parent)) return 0
+  const field = parent.getFields()[selection.name.value]
+  if (!field) return 0
+  const named = getNamedType(field.type)
+  if (!isCompositeType(named)) return 0
+  if (isConnectionType(parent)) {
+    if (selection.name.value === 'edges') return (pageSize ?? DEFAULT_LIST_SIZE) * selectionCost(selection.selectionSet, named, walk, undefined)
+    if (selection.name.value === 'pageInfo') return 0
+  }
+  if (isConnectionType(named)) return selectionCost(selection.selectionSet, named, walk, listSize(field, selection, walk.operation.variables))
+  const single = 1 + selectionCost(selection.selectionSet, named, walk, undefined)
+  return getNullableType(field.type) instanceof GraphQLList ? single * listSize(field, selection, walk.operation.variables) : single
+}
+
+function selectionCost(selectionSet: SelectionSetNode | undefined, parent: GraphQLCompositeType, walk: CostWalk, pageSize: number | undefined): number {
   if (!selectionSet) return 0
   let total = 0
   for (const selection of selectionSet.selections) {
     if (!isIncluded(selection, walk.operation.variables)) continue
     if (selection.kind === Kind.FIELD) {
-      if (selection.name.value.startsWith('__')) continue
-      if (!isObjectType(parent) && !isInterfaceType(parent)) continue
-      const field = parent.getFields()[selection.name.value]
-      if (!field) continue
-      const named = getNamedType(field.type)
-      if (!isCompositeType(named)) continue
-      const single = 1 + selectionCost(selection.selectionSet, named, walk)
-      total += getNullableType(field.type) instanceof GraphQLList ? single * listSize(field, selection, walk.operation.variables) : single
+      total += fieldCost(selection, parent, walk, pageSize)
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {
       const type = selection.typeCondition ? walk.schema.getType(selection.typeCondition.name.value) : parent
-      total += selectionCost(selection.selectionSet, isCompositeType(type) ? type : parent, walk)
+      total += selectionCost(selection.selectionSet, isCompositeType(type) ? type : parent, walk, pageSize)
     } else {
-      total += fragmentCost(selection.name.value, parent, walk)
+      total += fragmentCost(selection.name.value, parent, walk, pageSize)
     }
   }
   return total
 }
 
-function fragmentCost(name: string, parent: GraphQLCompositeType, walk: CostWalk): number {
-  const known = walk.fragmentCosts.get(name)
+function fragmentCost(name: string, parent: GraphQLCompositeType, walk: CostWalk, pageSize: number | undefined): number {
+  // A fragment on a connection costs per page size: the same fragment under `first: 2` and
+  // `first: 50` is priced once for each.
+  const key = pageSize === undefined ? name : `${name}@${pageSize}`
+  const known = walk.fragmentCosts.get(key)
   if (known !== undefined) return known
   const fragment = walk.operation.fragments[name]
   if (!fragment) return 0
   // A fragment cycle is refused by graphql's validation before this runs; were one here, it adds nothing.
-  walk.fragmentCosts.set(name, 0)
+  walk.fragmentCosts.set(key, 0)
   const type = walk.schema.getType(fragment.typeCondition.name.value)
-  const cost = selectionCost(fragment.selectionSet, isCompositeType(type) ? type : parent, walk)
-  walk.fragmentCosts.set(name, cost)
+  const cost = selectionCost(fragment.selectionSet, isCompositeType(type) ? type : parent, walk, pageSize)
+  walk.fragmentCosts.set(key, cost)
   return cost
 }
 
 export function operationCost(schema: GraphQLSchema, operation: ExecutingOperation): number {
   const root = schema.getRootType(operation.operation.operation)
   if (!root) return 0
-  const cost = selectionCost(operation.operation.selectionSet, root, { schema, operation, fragmentCosts: new Map() })
+  const cost = selectionCost(operation.operation.selectionSet, root, { schema, operation, fragmentCosts: new Map() }, undefined)
   // A hostile document can multiply past any float; the report stays a number.
   return Math.min(cost, Number.MAX_SAFE_INTEGER)
 }

@@ -54,7 +54,10 @@ export function sendRecord<T extends object>(reply: FastifyReply, record: T, fie
   return reply.header('etag', etagOf(record)).send(record)
 }
 
-/** A top-level collection: envelope A, `{data, page: {next, total}}` (decisions §5). */
+/**
+ * A top-level collection: envelope A, `{data, page: {next, cursor, total}}` (decisions §5);
+ * `cursor` is the raw cursor of `next` (issue #14), so SDKs need not parse the URL.
+ */
 export function sendCollection<T extends object>(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -65,7 +68,7 @@ export function sendCollection<T extends object>(
   const names = parseFields(fields)
   const body = {
     data: page.data.map((record) => pick(record, names)),
-    page: { next: nextPageUrl(request, publicUrl, page.nextCursor), total: page.total },
+    page: { next: nextPageUrl(request, publicUrl, page.nextCursor), cursor: page.nextCursor, total: page.total },
   }
   return names ? sendSparse(reply, body) : reply.send(body)
 }

@@ -40,9 +40,16 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const bodyAjv = createAjv(false)
   const parameterAjv = createAjv(true)
   return ({ schema, httpPart }) => {
-    // AJV caches compiled schemas itself, so shared component schemas compile once.
-    const validate: ValidateFunction = (httpPart === 'body' ? bodyAjv : parameterAjv).compile(schema as object)
-    const check = (data: unknown) => (validate(data) ? { value: data } : { error: validate.errors as never })
+    const ajv = httpPart === 'body' ? bodyAjv : parameterAjv
+    // Compiled on first use rather than when the route is registered: compiling every schema of
+    // every operation was the largest part of start-up that was ours (issue #14), and most
+    // processes never see most operations. AJV caches compiled schemas itself, so shared
+    // component schemas compile once. test/http/lazy-compilation.test.ts compiles them all.
+    let validate: ValidateFunction | undefined
+    const check = (data: unknown) => {
+      validate ??= ajv.compile(schema as object)
+      return validate(data) ? { value: data } : { error: validate.errors as never }
+    }
     if (httpPart !== 'params') return check
     // Coercion would read `0x10` as 16 and `3.0` as 3: path ids are checked as the strings they
     // arrived as, before AJV sees them (decisions §12).

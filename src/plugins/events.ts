@@ -27,7 +27,8 @@
  * PGlite delivers NOTIFY in-process: nothing to reconnect, and the timer runs the same way.
  */
 import fp from 'fastify-plugin'
-import { Kysely, PGliteDialect, PostgresDialect } from 'kysely'
+import { Kysely, PostgresDialect } from 'kysely'
+import { PGliteDialect } from '../db/pglite-dialect.ts'
 import pg from 'pg'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { deleteExpiredOutcomes } from '../db/repositories/idempotency-keys.ts'

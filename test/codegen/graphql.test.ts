@@ -23,6 +23,7 @@ import {
   validateSchema,
   type DocumentNode,
   type GraphQLField,
+  type GraphQLObjectType,
   type GraphQLSchema,
   type GraphQLType,
 } from 'graphql'
@@ -133,12 +134,16 @@ t.test('the whole binding design, field by field', async (t) => {
     'user(id: ID!): User',
     'me: User!',
     'users(first: Int = 20, after: String): [User!]!',
+    'usersConnection(first: Int = 20, after: String): UserConnection!',
     'order(id: ID!): Order',
     'orders(status: OrderStatus, userId: ID, first: Int = 20, after: String): [Order!]!',
+    'ordersConnection(status: OrderStatus, userId: ID, first: Int = 20, after: String): OrderConnection!',
     'article(id: ID!): Article',
     'articles(first: Int = 20, after: String): [Article!]!',
+    'articlesConnection(first: Int = 20, after: String): ArticleConnection!',
     'product(sku: String!): Product',
     'products(first: Int = 20, after: String): [Product!]!',
+    'productsConnection(first: Int = 20, after: String): ProductConnection!',
   ])
   t.same(signatures(schema, 'Mutation'), [
     'createOrder(input: CreateOrderInput!, idempotencyKey: String): Order',
@@ -167,11 +172,11 @@ t.test('the whole binding design, field by field', async (t) => {
     'id: ID!', 'status: OrderStatus!', 'total: Int!', 'items: [Item!]!', 'user: User!', 'createdAt: DateTime!', 'updatedAt: DateTime!', 'cursor: String!',
   ])
   t.same(signatures(schema, 'Item'), ['sku: String!', 'qty: Int!', 'unitPrice: Int!', 'product: Product'])
-  t.same(signatures(schema, 'Product'), ['sku: String!', 'name: String!', 'price: Int!', 'cursor: String!'])
+  t.same(signatures(schema, 'Product'), ['id: ID!', 'sku: String!', 'name: String!', 'price: Int!', 'cursor: String!'])
   t.same(signatures(schema, 'Author'), ['id: ID!', 'name: String!'])
   t.same(signatures(schema, 'Article'), [
     'id: ID!', 'title: String!', 'body: String!', 'createdAt: DateTime!', 'updatedAt: DateTime!', 'author: Author!',
-    'comments(first: Int = 20, after: String): [Comment!]!', 'cursor: String!',
+    'comments(first: Int = 20, after: String): [Comment!]!', 'commentsConnection(first: Int = 20, after: String): CommentConnection!', 'cursor: String!',
   ])
   t.same(signatures(schema, 'Comment'), [
     'id: ID!', 'body: String!', 'createdAt: DateTime!', 'author: Author!', 'article: Article!', 'cursor: String!',
@@ -189,11 +194,23 @@ t.test('the whole binding design, field by field', async (t) => {
   t.ok(isEnumType(status))
   if (isEnumType(status)) t.same(status.getValues().map((value) => value.name), ['pending', 'paid', 'cancelled', 'refunded'])
   t.ok(schema.getType('DateTime'), 'scalar DateTime')
+  // Issue #14: connections beside the lists; the record-carried cursors are deprecated, not removed.
+  t.same(signatures(schema, 'PageInfo'), ['hasNextPage: Boolean!', 'hasPreviousPage: Boolean!', 'startCursor: String', 'endCursor: String'])
+  for (const record of ['Order', 'User', 'Article', 'Product', 'Comment']) {
+    t.same(signatures(schema, `${record}Connection`), [`edges: [${record}Edge!]!`, 'pageInfo: PageInfo!'])
+    t.same(signatures(schema, `${record}Edge`), ['cursor: String!', `node: ${record}!`])
+    const cursor = (schema.getType(record) as GraphQLObjectType).getFields().cursor!
+    t.match(cursor.deprecationReason, /edges\.cursor/, `${record}.cursor is deprecated in favour of the edge's cursor`)
+  }
+  const dateTime = schema.getType('DateTime')
+  t.equal(dateTime && 'specifiedByURL' in dateTime ? dateTime.specifiedByURL : undefined, 'https://scalars.graphql.org/andimarek/date-time', 'DateTime names its specification')
+  t.match(dateTime?.description, /ISO 8601/)
   const own = Object.keys(schema.getTypeMap()).filter((name) => !name.startsWith('__')).sort()
   t.same(own, [
-    'AddCommentInput', 'Article', 'Author', 'Boolean', 'Comment', 'Company', 'CreateArticleInput', 'CreateOrderInput',
-    'CreateProductInput', 'CreateUserInput', 'DateTime', 'ID', 'Int', 'Item', 'Mutation', 'Order', 'OrderItemInput',
-    'OrderStatus', 'Product', 'Query', 'String', 'Subscription', 'UpdateArticleInput', 'UpdateOrderInput', 'User',
+    'AddCommentInput', 'Article', 'ArticleConnection', 'ArticleEdge', 'Author', 'Boolean', 'Comment', 'CommentConnection', 'CommentEdge',
+    'Company', 'CreateArticleInput', 'CreateOrderInput', 'CreateProductInput', 'CreateUserInput', 'DateTime', 'ID', 'Int', 'Item',
+    'Mutation', 'Order', 'OrderConnection', 'OrderEdge', 'OrderItemInput', 'OrderStatus', 'PageInfo', 'Product', 'ProductConnection',
+    'ProductEdge', 'Query', 'String', 'Subscription', 'UpdateArticleInput', 'UpdateOrderInput', 'User', 'UserConnection', 'UserEdge',
   ], 'no type beyond the design')
 })
 

@@ -6,7 +6,7 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { sql } from 'kysely'
-import { Migrator } from 'kysely/migration'
+import { Migrator } from 'kysely'
 import pg from 'pg'
 import { createDatabase, migrateToLatest, type DatabaseHandle } from '../../src/db/database.ts'
 import { migrations } from '../../src/db/migrations/index.ts'

@@ -36,6 +36,15 @@ t.test('every query field', async (t) => {
   await check('articles', '{ articles(first: 2) { id cursor } }', (d) => t.equal(d.articles.length, 2))
   await check('product', '{ product(sku: "KB-101") { sku name price cursor } }', (d) => t.equal(d.product.price, 8900))
   await check('products', '{ products(first: 3) { sku } }', (d) => t.equal(d.products.length, 3))
+  // Issue #14: the connections beside the lists.
+  await check('usersConnection', '{ usersConnection(first: 2) { edges { cursor node { id } } pageInfo { hasNextPage endCursor } } }', (d) =>
+    t.equal(d.usersConnection.edges.length, 2), admin)
+  await check('ordersConnection', '{ ordersConnection(status: pending, first: 5) { edges { cursor node { id status } } pageInfo { hasNextPage } } }', (d) =>
+    t.ok(d.ordersConnection.edges.every((e: { node: { status: string } }) => e.node.status === 'pending')))
+  await check('articlesConnection', '{ articlesConnection(first: 2) { edges { node { id commentsConnection(first: 1) { edges { node { body } } } } } } }', (d) =>
+    t.equal(d.articlesConnection.edges.length, 2))
+  await check('productsConnection', '{ productsConnection(first: 3) { edges { node { id sku } } pageInfo { hasNextPage } } }', (d) =>
+    t.equal(d.productsConnection.edges.length, 3))
   const page1 = await gql(app, '{ orders(first: 1) { id cursor } }', admin)
   const page2 = await gql(app, `{ orders(first: 1, after: ${JSON.stringify(page1.orders[0].cursor)}) { id } }`, admin)
   t.not(page2.orders[0].id, page1.orders[0].id, 'after continues from a cursor')

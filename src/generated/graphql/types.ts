@@ -7,7 +7,7 @@ export interface Scalars {
   Int: number
   Float: number
   Boolean: boolean
-  /** An instant as an ISO 8601 timestamp in UTC with milliseconds and `Z`, e.g. `2026-01-05T09:00:00.000Z`. */
+  /** An instant, serialized as an ISO 8601 / RFC 3339 string in UTC with milliseconds and `Z`, e.g. `2026-01-05T09:00:00.000Z`. Map it to a string (or parse it into a date) in generated clients. */
   DateTime: string
 }
 
@@ -97,7 +97,12 @@ export interface GqlArticle {
   author: GqlAuthor
   /** The article's comments, oldest first. */
   comments: Array<GqlComment>
-  /** Opaque position of this record in the list it came from; pass it back as `after`. */
+  /** `comments` as a connection: the same comments, oldest first. */
+  commentsConnection: GqlCommentConnection
+  /**
+   * Opaque position of this record in the list it came from; pass it back as `after`.
+   * @deprecated A cursor belongs to a list, not to a record: a normalized cache keeps whichever list fetched the record last. Use the connection's edges.cursor (or pageInfo.endCursor) instead.
+   */
   cursor: Scalars['String']
 }
 
@@ -110,6 +115,33 @@ export interface ArticleCommentsArgs {
   first: Scalars['Int'] | null
   /** The `cursor` of the last comment of the previous page; omit it for the first page. A cursor is opaque and only valid for the list it came from: an edited or foreign one is BAD_USER_INPUT. */
   after?: Scalars['String'] | null | undefined
+}
+
+/** Arguments of Article.commentsConnection. */
+export interface ArticleCommentsConnectionArgs {
+  /**
+   * How many comments, 1-100 (BAD_USER_INPUT otherwise).
+   * @defaultValue 20
+   */
+  first: Scalars['Int'] | null
+  /** The `pageInfo.endCursor` (or an edge's `cursor`) of the previous page; omit it for the first page. An edited or foreign cursor is BAD_USER_INPUT. */
+  after?: Scalars['String'] | null | undefined
+}
+
+/** A page of articles: each article with its cursor, and where the page ends. */
+export interface GqlArticleConnection {
+  /** The articles of this page, in the list's order. */
+  edges: Array<GqlArticleEdge>
+  /** Where this page ends, and whether another follows. */
+  pageInfo: GqlPageInfo
+}
+
+/** One article of a connection's page, with its position in that list. */
+export interface GqlArticleEdge {
+  /** Opaque position of this article in this list; pass it back as `after` to continue after it. */
+  cursor: Scalars['String']
+  /** The article. */
+  node: GqlArticle
 }
 
 /** The public profile of an article's or a comment's author. (A `User` is private to that user and to admins, so articles and comments expose an `Author` instead.) */
@@ -132,8 +164,27 @@ export interface GqlComment {
   author: GqlAuthor
   /** The article it belongs to. */
   article: GqlArticle
-  /** Opaque position of this record in the list it came from; pass it back as `after`. */
+  /**
+   * Opaque position of this record in the list it came from; pass it back as `after`.
+   * @deprecated A cursor belongs to a list, not to a record: a normalized cache keeps whichever list fetched the record last. Use the connection's edges.cursor (or pageInfo.endCursor) instead.
+   */
   cursor: Scalars['String']
+}
+
+/** A page of comments: each comment with its cursor, and where the page ends. */
+export interface GqlCommentConnection {
+  /** The comments of this page, in the list's order. */
+  edges: Array<GqlCommentEdge>
+  /** Where this page ends, and whether another follows. */
+  pageInfo: GqlPageInfo
+}
+
+/** One comment of a connection's page, with its position in that list. */
+export interface GqlCommentEdge {
+  /** Opaque position of this comment in this list; pass it back as `after` to continue after it. */
+  cursor: Scalars['String']
+  /** The comment. */
+  node: GqlComment
 }
 
 /** A company a user may belong to. */
@@ -304,23 +355,75 @@ export interface GqlOrder {
   createdAt: Scalars['DateTime']
   /** When the order last changed. */
   updatedAt: Scalars['DateTime']
-  /** Opaque position of this record in the list it came from; pass it back as `after`. */
+  /**
+   * Opaque position of this record in the list it came from; pass it back as `after`.
+   * @deprecated A cursor belongs to a list, not to a record: a normalized cache keeps whichever list fetched the record last. Use the connection's edges.cursor (or pageInfo.endCursor) instead.
+   */
   cursor: Scalars['String']
+}
+
+/** A page of orders: each order with its cursor, and where the page ends. */
+export interface GqlOrderConnection {
+  /** The orders of this page, in the list's order. */
+  edges: Array<GqlOrderEdge>
+  /** Where this page ends, and whether another follows. */
+  pageInfo: GqlPageInfo
+}
+
+/** One order of a connection's page, with its position in that list. */
+export interface GqlOrderEdge {
+  /** Opaque position of this order in this list; pass it back as `after` to continue after it. */
+  cursor: Scalars['String']
+  /** The order. */
+  node: GqlOrder
+}
+
+/** Where a page of a connection ends (Relay cursor connections). Page on by passing `endCursor` as `after` while `hasNextPage` is true. */
+export interface GqlPageInfo {
+  /** Whether another page follows this one. */
+  hasNextPage: Scalars['Boolean']
+  /** Whether this page was fetched with `after`, so records precede it. Connections page forward only. */
+  hasPreviousPage: Scalars['Boolean']
+  /** The cursor of this page's first edge, or null when the page is empty. */
+  startCursor: Scalars['String'] | null
+  /** The cursor of this page's last edge, or null when the page is empty: pass it as `after` for the next page. */
+  endCursor: Scalars['String'] | null
 }
 
 /** A product of the catalog. */
 export interface GqlProduct {
+  /** The product's stable identity, for normalized client caches (`Product:<id>`): its sku, which never changes and is unique in the catalog. Pass it to `product(sku:)`. */
+  id: Scalars['ID']
   /** The product code: a letter or digit, then up to 63 letters, digits, dots, dashes or underscores. */
   sku: Scalars['String']
   /** The product's name. */
   name: Scalars['String']
   /** The price in minor units (cents). */
   price: Scalars['Int']
-  /** Opaque position of this record in the list it came from; pass it back as `after`. */
+  /**
+   * Opaque position of this record in the list it came from; pass it back as `after`.
+   * @deprecated A cursor belongs to a list, not to a record: a normalized cache keeps whichever list fetched the record last. Use the connection's edges.cursor (or pageInfo.endCursor) instead.
+   */
   cursor: Scalars['String']
 }
 
-/** Reads. Each list is a plain list; page through it with `first` and `after`. */
+/** A page of products: each product with its cursor, and where the page ends. */
+export interface GqlProductConnection {
+  /** The products of this page, in the list's order. */
+  edges: Array<GqlProductEdge>
+  /** Where this page ends, and whether another follows. */
+  pageInfo: GqlPageInfo
+}
+
+/** One product of a connection's page, with its position in that list. */
+export interface GqlProductEdge {
+  /** Opaque position of this product in this list; pass it back as `after` to continue after it. */
+  cursor: Scalars['String']
+  /** The product. */
+  node: GqlProduct
+}
+
+/** Reads. Each paged list comes twice: as a plain list (`orders`) and as a Relay-style connection (`ordersConnection`) with the same arguments, rules and cost. Prefer the connection: its cursors live on the edges, outside the records, so a normalized client cache (Apollo, Relay, urql) keeps one record per id whichever list fetched it. Page through either with `first` and `after`. */
 export interface GqlQuery {
   /** The user with this id, or null when none exists. That user or an admin may read it; anyone else gets FORBIDDEN. */
   user: GqlUser | null
@@ -328,18 +431,26 @@ export interface GqlQuery {
   me: GqlUser
   /** Every user, by id ascending (admin only; FORBIDDEN otherwise). */
   users: Array<GqlUser>
+  /** `users` as a connection (admin only; FORBIDDEN otherwise): the same users in the same order, each with its cursor on its edge. */
+  usersConnection: GqlUserConnection
   /** The order with this id, or null when none exists (needs orders:read). Another user's order is FORBIDDEN unless the caller is an admin. */
   order: GqlOrder | null
   /** The caller's orders, newest first (needs orders:read); for an admin, everyone's orders, optionally filtered by user. */
   orders: Array<GqlOrder>
+  /** `orders` as a connection: the same orders, filters and rules (needs orders:read; a caller without admin sees only its own orders), each with its cursor on its edge. */
+  ordersConnection: GqlOrderConnection
   /** The article with this id, or null when none exists. */
   article: GqlArticle | null
   /** Articles, newest first. */
   articles: Array<GqlArticle>
+  /** `articles` as a connection: the same articles, newest first. */
+  articlesConnection: GqlArticleConnection
   /** The product with this sku, or null when none exists. */
   product: GqlProduct | null
   /** The product catalog, by sku ascending. */
   products: Array<GqlProduct>
+  /** `products` as a connection: the same catalog, by sku ascending. */
+  productsConnection: GqlProductConnection
 }
 
 /** Arguments of Query.user. */
@@ -356,6 +467,17 @@ export interface QueryUsersArgs {
    */
   first: Scalars['Int'] | null
   /** The `cursor` of the last user of the previous page; omit it for the first page. A cursor is opaque and only valid for the list it came from: an edited or foreign one is BAD_USER_INPUT. */
+  after?: Scalars['String'] | null | undefined
+}
+
+/** Arguments of Query.usersConnection. */
+export interface QueryUsersConnectionArgs {
+  /**
+   * How many users, 1-100 (BAD_USER_INPUT otherwise).
+   * @defaultValue 20
+   */
+  first: Scalars['Int'] | null
+  /** The `pageInfo.endCursor` (or an edge's `cursor`) of the previous page; omit it for the first page. An edited or foreign cursor is BAD_USER_INPUT. */
   after?: Scalars['String'] | null | undefined
 }
 
@@ -380,6 +502,21 @@ export interface QueryOrdersArgs {
   after?: Scalars['String'] | null | undefined
 }
 
+/** Arguments of Query.ordersConnection. */
+export interface QueryOrdersConnectionArgs {
+  /** Only orders in this state. */
+  status?: OrderStatus | null | undefined
+  /** Only this user's orders. Admin only: FORBIDDEN for anyone else. */
+  userId?: Scalars['ID'] | null | undefined
+  /**
+   * How many orders, 1-100 (BAD_USER_INPUT otherwise).
+   * @defaultValue 20
+   */
+  first: Scalars['Int'] | null
+  /** The `pageInfo.endCursor` (or an edge's `cursor`) of the previous page; omit it for the first page. A cursor keeps the filters it was made for: an edited or foreign cursor, or one passed with different `status` or `userId`, is BAD_USER_INPUT. */
+  after?: Scalars['String'] | null | undefined
+}
+
 /** Arguments of Query.article. */
 export interface QueryArticleArgs {
   /** The article's id. */
@@ -397,6 +534,17 @@ export interface QueryArticlesArgs {
   after?: Scalars['String'] | null | undefined
 }
 
+/** Arguments of Query.articlesConnection. */
+export interface QueryArticlesConnectionArgs {
+  /**
+   * How many articles, 1-100 (BAD_USER_INPUT otherwise).
+   * @defaultValue 20
+   */
+  first: Scalars['Int'] | null
+  /** The `pageInfo.endCursor` (or an edge's `cursor`) of the previous page; omit it for the first page. An edited or foreign cursor is BAD_USER_INPUT. */
+  after?: Scalars['String'] | null | undefined
+}
+
 /** Arguments of Query.product. */
 export interface QueryProductArgs {
   /** The product code. */
@@ -411,6 +559,17 @@ export interface QueryProductsArgs {
    */
   first: Scalars['Int'] | null
   /** The `cursor` of the last product of the previous page; omit it for the first page. A cursor is opaque and only valid for the list it came from: an edited or foreign one is BAD_USER_INPUT. */
+  after?: Scalars['String'] | null | undefined
+}
+
+/** Arguments of Query.productsConnection. */
+export interface QueryProductsConnectionArgs {
+  /**
+   * How many products, 1-100 (BAD_USER_INPUT otherwise).
+   * @defaultValue 20
+   */
+  first: Scalars['Int'] | null
+  /** The `pageInfo.endCursor` (or an edge's `cursor`) of the previous page; omit it for the first page. An edited or foreign cursor is BAD_USER_INPUT. */
   after?: Scalars['String'] | null | undefined
 }
 
@@ -448,7 +607,10 @@ export interface GqlUser {
   company: GqlCompany | null
   /** The user's `last` most recent orders, returned oldest first; the 20 most recent when `last` is omitted. */
   orders: Array<GqlOrder>
-  /** Opaque position of this record in the list it came from; pass it back as `after`. */
+  /**
+   * Opaque position of this record in the list it came from; pass it back as `after`.
+   * @deprecated A cursor belongs to a list, not to a record: a normalized cache keeps whichever list fetched the record last. Use the connection's edges.cursor (or pageInfo.endCursor) instead.
+   */
   cursor: Scalars['String']
 }
 
@@ -458,9 +620,25 @@ export interface UserOrdersArgs {
   last?: Scalars['Int'] | null | undefined
 }
 
+/** A page of users: each user with its cursor, and where the page ends. */
+export interface GqlUserConnection {
+  /** The users of this page, in the list's order. */
+  edges: Array<GqlUserEdge>
+  /** Where this page ends, and whether another follows. */
+  pageInfo: GqlPageInfo
+}
+
+/** One user of a connection's page, with its position in that list. */
+export interface GqlUserEdge {
+  /** Opaque position of this user in this list; pass it back as `after` to continue after it. */
+  cursor: Scalars['String']
+  /** The user. */
+  node: GqlUser
+}
+
 /** The root fields of the schema, by root type, in schema order. */
 export const rootFields = {
-  Query: ['user', 'me', 'users', 'order', 'orders', 'article', 'articles', 'product', 'products'],
+  Query: ['user', 'me', 'users', 'usersConnection', 'order', 'orders', 'ordersConnection', 'article', 'articles', 'articlesConnection', 'product', 'products', 'productsConnection'],
   Mutation: ['createOrder', 'updateOrder', 'payOrder', 'cancelOrder', 'refundOrder', 'deleteOrder', 'createArticle', 'updateArticle', 'deleteArticle', 'addComment', 'createUser', 'createProduct'],
   Subscription: ['orderStatusChanged', 'orderCreated', 'commentAdded'],
 } as const

@@ -747,6 +747,8 @@ export interface components {
              * @description Absolute URL of the next page: the same query parameters with a new cursor; null on the last page.
              */
             next: string | null;
+            /** @description The next page's cursor itself, the `cursor` parameter of `next`: pass it as `cursor` (with the same filters and sort, or none) to fetch the next page without parsing the URL; null on the last page. Opaque and tamper-evident. */
+            cursor: string | null;
             /** @description How many records match the filter, over all pages. */
             total: number;
         };
@@ -1256,6 +1258,7 @@ export interface operations {
                      *       ],
                      *       "page": {
                      *         "next": "http://127.0.0.1:3000/api/v1/orders?limit=1&cursor=eyJ2IjoxfQ.c2ln",
+                     *         "cursor": "eyJ2IjoxfQ.c2ln",
                      *         "total": 3
                      *       }
                      *     }

@@ -194,6 +194,7 @@ export type CommentCreate = Static<typeof CommentCreateSchema>
 
 export const PageInfoSchema = Type.Object({
   next: Type.Union([Type.String({ format: 'uri' }), Type.Null()]),
+  cursor: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
   total: Type.Integer({ minimum: 0 }),
 }, { additionalProperties: false })
 export type PageInfo = Static<typeof PageInfoSchema>

@@ -5,6 +5,8 @@ import { subscriptionError } from '../../graphql/errors.ts'
 import { subscribeBounded } from '../../graphql/pubsub.ts'
 import { callerOf, idempotencyClaimOf, namedAsArguments, orNull, parseCount, parseId, payloadOf, subscriber } from '../../graphql/arguments.ts'
 import type { Article, Comment } from '../../generated/openapi/schemas.ts'
+import { toConnection, type Connection } from '../../graphql/connection.ts'
+import type { Page } from '../../pagination/page.ts'
 
 type WithCursor<T> = T & { cursor?: string }
 
@@ -15,6 +17,10 @@ export const articleResolvers = {
     articles: async (_: unknown, args: { first?: number | null; after?: string | null }, ctx: MercuriusContext): Promise<Array<WithCursor<Article>>> => {
       const page = await ctx.app.services.articles.list(callerOf(ctx), { cursor: args.after ?? undefined, limit: parseCount(args.first, 'first') })
       return page.data.map((article, index) => ({ ...article, cursor: page.cursors![index]! }))
+    },
+    articlesConnection: async (_: unknown, args: { first?: number | null; after?: string | null }, ctx: MercuriusContext): Promise<Connection<WithCursor<Article>>> => {
+      const page = await ctx.app.services.articles.list(callerOf(ctx), { cursor: args.after ?? undefined, limit: parseCount(args.first, 'first') })
+      return toConnection({ ...page, data: page.data.map((article, index) => ({ ...article, cursor: page.cursors![index]! })) }, args.after)
     },
   },
   Mutation: {
@@ -91,6 +97,27 @@ export const articleLoaders = {
           const first = parseCount(params.first, 'first')
           if (!params.after) return results.get(first)!.get(obj.id) ?? []
           return (await service.listComments(callerOf(ctx), obj.id, { cursor: params.after, limit: first })).data
+        }),
+      )
+    },
+    /** `comments` as a connection, batched the same way: first pages of every article in one statement. */
+    commentsConnection: async (queries: Array<{ obj: Article; params: { first?: number | null; after?: string | null } }>, ctx: MercuriusContext) => {
+      const service = ctx.app.services.articles
+      const byFirst = new Map<number, number[]>()
+      for (const { obj, params } of queries) {
+        if (params.after) continue
+        const first = parseCount(params.first, 'first')
+        byFirst.set(first, [...(byFirst.get(first) ?? []), obj.id])
+      }
+      const results = new Map<number, Map<number, Page<Comment>>>()
+      for (const [first, ids] of byFirst) results.set(first, await service.firstCommentPagesOfArticles([...new Set(ids)], first))
+      return Promise.all(
+        queries.map(async ({ obj, params }) => {
+          const first = parseCount(params.first, 'first')
+          const page = params.after
+            ? await service.listComments(callerOf(ctx), obj.id, { cursor: params.after, limit: first })
+            : results.get(first)!.get(obj.id)!
+          return toConnection(page, params.after)
         }),
       )
     },

@@ -162,6 +162,18 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
       for (const list of byArticle.values()) list.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id - b.id)
       return byArticle
     },
+
+    /** The first page of comments of each article, with cursors and whether more follow, in one statement. */
+    async firstCommentPagesOfArticles(ids: readonly number[], first: number): Promise<Map<number, Page<Comment>>> {
+      const lists = await this.firstCommentsOfArticles(ids, first + 1)
+      return new Map(
+        [...lists].map(([id, comments]) => {
+          const data = comments.slice(0, first)
+          const recordCursors = data.map(commentCursor)
+          return [id, { data, total: data.length, nextCursor: comments.length > first ? (recordCursors.at(-1) ?? null) : null, cursors: recordCursors }]
+        }),
+      )
+    },
   }
 }
 

@@ -14,6 +14,7 @@ import { subscriber } from '../../graphql/arguments.ts'
 import { subscriptionError } from '../../graphql/errors.ts'
 import { subscribeBounded } from '../../graphql/pubsub.ts'
 import { forbidden } from '../../errors.ts'
+import { toConnection, type Connection } from '../../graphql/connection.ts'
 
 type OrderWithCursor = Order & { cursor?: string }
 type OrderEvent = { orderId: number; userId: number; order: Order }
@@ -65,6 +66,21 @@ export const orderResolvers = {
         limit: parseCount(args.first, 'first'),
       })
       return page.data.map((order, index) => ({ ...order, cursor: page.cursors![index]! }))
+    },
+
+    ordersConnection: async (
+      _: unknown,
+      args: { status?: OrderStatus | null; userId?: string | null; first?: number | null; after?: string | null },
+      ctx: MercuriusContext,
+    ): Promise<Connection<OrderWithCursor>> => {
+      const page = await ctx.app.services.orders.list(callerOf(ctx), {
+        status: args.status ?? undefined,
+        userId: args.userId == null ? undefined : parseId(args.userId, 'userId'),
+        cursor: args.after ?? undefined,
+        limit: parseCount(args.first, 'first'),
+      })
+      // The deprecated Order.cursor still answers with the record's position in this list.
+      return toConnection({ ...page, data: page.data.map((order, index) => ({ ...order, cursor: page.cursors![index]! })) }, args.after)
     },
   },
 

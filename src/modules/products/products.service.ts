@@ -22,8 +22,9 @@ export function createProductsService({ db, cursors, commands, invalidate }: Ser
       const page = rows.slice(0, query.limit)
       const last = page.at(-1)
       const data = page.map(toProduct)
-      const nextCursor = rows.length > query.limit && last ? this.cursorOf(data.at(-1)!) : null
-      return { data, total, nextCursor }
+      const recordCursors = data.map((product) => this.cursorOf(product))
+      const nextCursor = rows.length > query.limit && last ? recordCursors.at(-1)! : null
+      return { data, total, nextCursor, cursors: recordCursors }
     },
 
     async create(

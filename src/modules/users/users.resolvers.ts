@@ -2,6 +2,7 @@
 import type { MercuriusContext } from 'mercurius'
 import { callerOf, idempotencyClaimOf, namedAsArguments, orNull, parseCount, parseId, payloadOf } from '../../graphql/arguments.ts'
 import type { User } from '../../generated/openapi/schemas.ts'
+import { toConnection, type Connection } from '../../graphql/connection.ts'
 
 type UserWithCursor = User & { cursor?: string }
 
@@ -13,6 +14,8 @@ export const userResolvers = {
       const page = await ctx.app.services.users.list(callerOf(ctx), { cursor: args.after ?? undefined, limit: parseCount(args.first, 'first') })
       return page.data.map((user) => ({ ...user, cursor: ctx.app.services.users.cursorOf(user) }))
     },
+    usersConnection: async (_: unknown, args: { first?: number | null; after?: string | null }, ctx: MercuriusContext): Promise<Connection<User>> =>
+      toConnection(await ctx.app.services.users.list(callerOf(ctx), { cursor: args.after ?? undefined, limit: parseCount(args.first, 'first') }), args.after),
   },
   Mutation: {
     createUser: (_: unknown, args: { input: { name: string; companyId?: string | null }; idempotencyKey?: string | null }, ctx: MercuriusContext) =>

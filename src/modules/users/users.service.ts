@@ -42,8 +42,9 @@ export function createUsersService({ db, cursors, commands }: Pick<ServiceDepend
       const page = rows.slice(0, query.limit)
       const last = page.at(-1)
       const data = page.map(toUser)
-      const nextCursor = rows.length > query.limit && last ? this.cursorOf(data.at(-1)!) : null
-      return { data, total, nextCursor }
+      const recordCursors = data.map((user) => this.cursorOf(user))
+      const nextCursor = rows.length > query.limit && last ? recordCursors.at(-1)! : null
+      return { data, total, nextCursor, cursors: recordCursors }
     },
 
     async create(
