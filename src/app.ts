@@ -12,6 +12,7 @@ import type { DatabaseHandle } from './db/database.ts'
 import { createValidatorCompiler } from './http/validation.ts'
 import { registerOperations } from './http/register-operations.ts'
 import { restHandlers } from './http/rest-handlers.ts'
+import { servedContract } from './http/served-contract.ts'
 import { requestLogSerializer } from './http/redact-credentials.ts'
 import authPlugin from './plugins/auth.ts'
 import dbPlugin from './plugins/db.ts'
@@ -84,10 +85,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(httpCaching)
   app.decorate('services', createServices({ db: app.db, config, invalidate: createCacheInvalidator(app) }))
 
-  await app.register(swagger, { mode: 'static', specification: { document: contracts.openApiDocument as never } })
+  // Served with this server in `servers` (relative, or PUBLIC_URL), so that "Try it out" calls it.
+  const served = servedContract(contracts, config.publicUrl)
+  await app.register(swagger, { mode: 'static', specification: { document: served.document as never } })
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: true } })
   await app.register(healthRoutes)
-  await app.register(async (api) => registerOperations(api, restHandlers({ app: api, config, contracts })))
+  await app.register(async (api) => registerOperations(api, restHandlers({ app: api, config, served })))
   await app.register(graphqlPlugin, { config, sdl: contracts.graphqlSdl })
   await app.register(eventsPlugin, { relay: config.eventsRelay })
 
