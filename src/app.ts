@@ -18,6 +18,7 @@ import authPlugin from './plugins/auth.ts'
 import dbPlugin from './plugins/db.ts'
 import problemJson from './plugins/problem-json.ts'
 import securityHeaders from './plugins/security-headers.ts'
+import corsPlugin from './plugins/cors.ts'
 import rateLimitPlugin from './plugins/rate-limit.ts'
 import redisPlugin from './plugins/redis.ts'
 import versioning from './plugins/versioning.ts'
@@ -76,6 +77,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   )
 
   await app.register(securityHeaders)
+  // Before every hook that can answer early (versioning, auth, rate limits), so that a preflight
+  // needs no token and every refusal carries the CORS headers.
+  await app.register(corsPlugin, { origins: config.corsOrigins })
   await app.register(problemJson)
   await app.register(versioning)
   await app.register(redisPlugin, { url: config.redisUrl })
