@@ -26,8 +26,9 @@ t.test('the served OpenAPI document is openapi.yaml, as JSON and as the file its
   t.equal(yaml.statusCode, 200)
   t.match(yaml.headers['content-type'], /^application\/yaml/)
   t.same(parse(yaml.body), served, 'the YAML says what the JSON says')
-  const comments = (text: string) => text.split('\n').filter((line) => /^\s*#/.test(line))
-  t.same(comments(yaml.body), comments(openApiYaml), "the YAML keeps the file's comments")
+  const withoutServers = (text: string) => text.replace(/^servers:\n(?:[ -].*\n)+/m, '')
+  t.not(withoutServers(openApiYaml), openApiYaml, 'the file has a servers block')
+  t.equal(withoutServers(yaml.body), withoutServers(openApiYaml), "the YAML is the file's own text but for the servers block")
 
   const docs = await app.inject({ method: 'GET', url: '/docs/json' })
   t.equal(docs.statusCode, 200)
