@@ -160,3 +160,14 @@ t.test('CORS_ORIGINS=* answers any origin with that origin', async (t) => {
     t.ok(list(read.headers.vary).includes('Origin'))
   }
 })
+
+t.test('a 429 to an allowed origin carries ACAO, so the browser app can read its Retry-After', async (t) => {
+  const app = await build(t, { env: { CORS_ORIGINS: APP_ORIGIN, RATE_LIMIT_MAX: '1' } })
+  const headers = { origin: APP_ORIGIN, ...bearer(2) }
+  t.equal((await app.inject({ method: 'GET', url: '/api/v1/orders', headers })).statusCode, 200)
+  const refused = await app.inject({ method: 'GET', url: '/api/v1/orders', headers })
+  t.equal(refused.statusCode, 429)
+  t.equal(refused.headers['access-control-allow-origin'], APP_ORIGIN)
+  t.ok(list(refused.headers['access-control-expose-headers']).includes('Retry-After'), 'Retry-After is exposed')
+  t.ok(refused.headers['retry-after'], 'and sent')
+})
