@@ -13,11 +13,13 @@ import { createValidatorCompiler } from './http/validation.ts'
 import { lazySerializerFactory } from './http/lazy-serializers.ts'
 import { registerOperations } from './http/register-operations.ts'
 import { restHandlers } from './http/rest-handlers.ts'
+import { servedContract } from './http/served-contract.ts'
 import { requestLogSerializer } from './http/redact-credentials.ts'
 import authPlugin from './plugins/auth.ts'
 import dbPlugin from './plugins/db.ts'
 import problemJson from './plugins/problem-json.ts'
 import securityHeaders from './plugins/security-headers.ts'
+import corsPlugin from './plugins/cors.ts'
 import rateLimitPlugin from './plugins/rate-limit.ts'
 import redisPlugin from './plugins/redis.ts'
 import versioning from './plugins/versioning.ts'
@@ -77,6 +79,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   )
 
   await app.register(securityHeaders)
+  // Before every hook that can answer early (versioning, auth, rate limits), so that a preflight
+  // needs no token and every refusal carries the CORS headers.
+  await app.register(corsPlugin, { origins: config.corsOrigins })
   await app.register(problemJson)
   await app.register(versioning)
   await app.register(redisPlugin, { url: config.redisUrl })
@@ -86,10 +91,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(httpCaching)
   app.decorate('services', createServices({ db: app.db, config, invalidate: createCacheInvalidator(app) }))
 
-  await app.register(swagger, { mode: 'static', specification: { document: contracts.openApiDocument as never } })
+  // Served with this server in `servers` (relative, or PUBLIC_URL), so that "Try it out" calls it.
+  const served = servedContract(contracts, config.publicUrl)
+  await app.register(swagger, { mode: 'static', specification: { document: served.document as never } })
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: true } })
   await app.register(healthRoutes)
-  await app.register(async (api) => registerOperations(api, restHandlers({ app: api, config, contracts })))
+  await app.register(async (api) => registerOperations(api, restHandlers({ app: api, config, served })))
   await app.register(graphqlPlugin, { config, sdl: contracts.graphqlSdl })
   await app.register(eventsPlugin, { relay: config.eventsRelay })
 

@@ -17,7 +17,13 @@ export interface AppConfig {
   jwtSecret: string
   /** True when JWT_SECRET was not set and the development secret is in use. */
   jwtSecretIsDefault: boolean
+  /** Base of absolute URLs (Location, page.next) and of the served contract's `servers`; no trailing slash. */
   publicUrl: string | undefined
+  /**
+   * Origins a browser app may call the service from (decisions §12): a list of exact origins, `'*'`
+   * for any, or undefined when CORS is off (the default).
+   */
+  corsOrigins: string[] | '*' | undefined
   seed: boolean
   logLevel: string
   rateLimit: { max: number; windowMs: number }
@@ -122,6 +128,44 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw
 }
 
+/** PUBLIC_URL: an absolute http(s) URL that can prefix `/api/v1`, so no query, fragment or credentials. */
+function publicUrl(env: Env): string | undefined {
+  const raw = url(env, 'PUBLIC_URL', ['http:', 'https:'])
+  if (raw === undefined) return undefined
+  const parsed = new URL(raw)
+  if (parsed.search !== '' || parsed.hash !== '' || raw.includes('?') || raw.includes('#')) {
+    throw new ConfigError('PUBLIC_URL', `must be a base URL without a query or fragment, got "${raw}"`)
+  }
+  if (parsed.username !== '' || parsed.password !== '') throw new ConfigError('PUBLIC_URL', 'must not contain credentials')
+  return raw.replace(/\/+$/, '')
+}
+
+/**
+ * CORS_ORIGINS: `*`, or comma-separated origins exactly as a browser sends them in `Origin`
+ * (`https://app.example.com`, `http://localhost:5173`): scheme, host and port only.
+ */
+function corsOrigins(env: Env): string[] | '*' | undefined {
+  const raw = env.CORS_ORIGINS?.trim()
+  if (raw === undefined || raw === '') return undefined
+  if (raw === '*') return '*'
+  const origins = raw.split(',').map((part) => part.trim())
+  for (const origin of origins) {
+    let parsed: URL | undefined
+    try {
+      parsed = new URL(origin)
+    } catch {
+      parsed = undefined
+    }
+    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.origin !== origin || parsed.hostname.includes('*')) {
+      throw new ConfigError(
+        'CORS_ORIGINS',
+        `must be * or comma-separated origins such as https://app.example.com (scheme, host and optional port; no path, no trailing slash), got "${origin}"`,
+      )
+    }
+  }
+  return [...new Set(origins)]
+}
+
 export function loadConfig(env: Env = process.env): AppConfig {
   const nodeEnv = env.NODE_ENV ?? 'development'
   const jwtSecret = env.JWT_SECRET
@@ -131,7 +175,6 @@ export function loadConfig(env: Env = process.env): AppConfig {
   if (jwtSecret !== undefined && jwtSecret.length < 32) {
     throw new ConfigError('JWT_SECRET', 'must be at least 32 characters (HS256 wants a 256-bit key)')
   }
-  const publicUrl = url(env, 'PUBLIC_URL', ['http:', 'https:'])
   return {
     host: env.HOST || '127.0.0.1',
     port: integer(env, 'PORT', 3000, 0, 65535),
@@ -142,7 +185,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     jwtSecret: jwtSecret ?? DEVELOPMENT_JWT_SECRET,
     jwtSecretIsDefault: jwtSecret === undefined,
-    publicUrl: publicUrl?.replace(/\/+$/, ''),
+    publicUrl: publicUrl(env),
+    corsOrigins: corsOrigins(env),
     seed: boolean(env, 'SEED', true),
     logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
     eventsRelay: boolean(env, 'EVENTS_RELAY', true),

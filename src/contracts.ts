@@ -7,7 +7,8 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parse } from 'yaml'
 
-function findProjectRoot(): string {
+/** The directory of openapi.yaml: the project root, from src/ or a compiled dist/src/ alike. */
+export function findProjectRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url))
   while (!existsSync(join(dir, 'openapi.yaml'))) {
     const parent = dirname(dir)

@@ -40,6 +40,17 @@ t.test('a bad value stops the start with a message naming the variable', async (
     [{ HTTP_REQUEST_TIMEOUT: '50ms' }, /^Invalid configuration: HTTP_REQUEST_TIMEOUT must be at least 100 ms/],
     [{ HTTP_KEEP_ALIVE_TIMEOUT: '-1' }, /^Invalid configuration: HTTP_KEEP_ALIVE_TIMEOUT /],
     [{ HTTP_HEADERS_TIMEOUT: '40s' }, /^Invalid configuration: HTTP_HEADERS_TIMEOUT must not be longer than HTTP_REQUEST_TIMEOUT/],
+    [{ PUBLIC_URL: 'api.example.com' }, /^Invalid configuration: PUBLIC_URL must be a URL/],
+    [{ PUBLIC_URL: 'ftp://api.example.com' }, /^Invalid configuration: PUBLIC_URL must start with http:\/\/ or https:\/\//],
+    [{ PUBLIC_URL: 'https://api.example.com/?x=1' }, /^Invalid configuration: PUBLIC_URL must be a base URL without a query or fragment/],
+    [{ PUBLIC_URL: 'https://user:pw@api.example.com' }, /^Invalid configuration: PUBLIC_URL must not contain credentials/],
+    [{ CORS_ORIGINS: 'https://app.example.com/' }, /^Invalid configuration: CORS_ORIGINS must be \* or comma-separated origins .*got "https:\/\/app.example.com\/"/],
+    [{ CORS_ORIGINS: 'https://app.example.com/path' }, /^Invalid configuration: CORS_ORIGINS .*got "https:\/\/app.example.com\/path"/],
+    [{ CORS_ORIGINS: 'app.example.com' }, /^Invalid configuration: CORS_ORIGINS .*got "app.example.com"/],
+    [{ CORS_ORIGINS: 'https://a.example.com,,https://b.example.com' }, /^Invalid configuration: CORS_ORIGINS .*got ""/],
+    [{ CORS_ORIGINS: 'ftp://files.example.com' }, /^Invalid configuration: CORS_ORIGINS /],
+    [{ CORS_ORIGINS: 'https://*.example.com' }, /^Invalid configuration: CORS_ORIGINS /],
+    [{ CORS_ORIGINS: 'https://a.example.com, *' }, /^Invalid configuration: CORS_ORIGINS .*got "\*"/],
   ]
   for (const [env, message] of cases) {
     t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env))
@@ -65,4 +76,19 @@ t.test('durations accept units', async (t) => {
     loadConfig({ HTTP_HEADERS_TIMEOUT: '300ms', HTTP_REQUEST_TIMEOUT: '1s', HTTP_KEEP_ALIVE_TIMEOUT: '2s' }).http,
     { headersTimeoutMs: 300, requestTimeoutMs: 1000, keepAliveTimeoutMs: 2000 },
   )
+})
+
+t.test('PUBLIC_URL is a base URL; its trailing slashes are dropped', async (t) => {
+  t.equal(loadConfig({}).publicUrl, undefined)
+  t.equal(loadConfig({ PUBLIC_URL: 'https://api.example.com' }).publicUrl, 'https://api.example.com')
+  t.equal(loadConfig({ PUBLIC_URL: 'https://api.example.com/' }).publicUrl, 'https://api.example.com')
+  t.equal(loadConfig({ PUBLIC_URL: 'http://127.0.0.1:8080/shop//' }).publicUrl, 'http://127.0.0.1:8080/shop')
+})
+
+t.test('CORS is off unless CORS_ORIGINS is set: * or a list of exact origins', async (t) => {
+  t.equal(loadConfig({}).corsOrigins, undefined)
+  t.equal(loadConfig({ CORS_ORIGINS: '' }).corsOrigins, undefined)
+  t.equal(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins, '*')
+  t.same(loadConfig({ CORS_ORIGINS: 'https://app.example.com' }).corsOrigins, ['https://app.example.com'])
+  t.same(loadConfig({ CORS_ORIGINS: 'https://app.example.com, http://localhost:5173' }).corsOrigins, ['https://app.example.com', 'http://localhost:5173'])
 })

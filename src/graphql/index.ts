@@ -20,6 +20,7 @@ import { createBoundedPubSub, SLOW_SUBSCRIBER_CLOSE_CODE } from './pubsub.ts'
 import { registerSubscriptionTransport, type SubscriptionRequest } from './websocket.ts'
 import { refuseUnstorableText } from './storable-text.ts'
 import { refuseMalformedRequests } from './request-problems.ts'
+import { registerGraphiql } from './graphiql.ts'
 
 declare module 'mercurius' {
   interface MercuriusContext {
@@ -97,7 +98,8 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
       resolvers: resolvers as never,
       loaders: loaders as never,
       path: '/graphql',
-      graphiql: options.config.nodeEnv !== 'production',
+      // Our own GraphiQL page (graphiql.ts) replaces Mercurius', which loads from unpkg.com.
+      graphiql: false,
       context: (request) => ({ caller: request.caller as Caller }),
       jit: options.config.graphql.jit,
       errorFormatter: formatGraphqlErrors as never,
@@ -115,6 +117,7 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
       },
       persistedQueryProvider: persistedQueries,
     })
+    if (options.config.nodeEnv !== 'production') await registerGraphiql(app, '/graphql')
     refuseUnstorableText(app)
     refuseMalformedRequests(app)
 

@@ -1,7 +1,7 @@
 /** Every module's REST handlers, keyed by operationId, for the contract router. */
 import type { FastifyInstance } from 'fastify'
 import type { AppConfig } from '../config.ts'
-import type { Contracts } from '../contracts.ts'
+import type { ServedContract } from './served-contract.ts'
 import type { OperationHandlers } from './register-operations.ts'
 import { articleHandlers } from '../modules/articles/articles.routes.ts'
 import { metaHandlers } from '../modules/meta/meta.routes.ts'
@@ -12,12 +12,13 @@ import { userHandlers } from '../modules/users/users.routes.ts'
 export interface RestHandlerDependencies {
   app: FastifyInstance
   config: AppConfig
-  contracts: Contracts
+  /** The contract as served (openapi.yaml with this server in `servers`). */
+  served: ServedContract
 }
 
-export function restHandlers({ app, config, contracts }: RestHandlerDependencies): OperationHandlers {
+export function restHandlers({ app, config, served }: RestHandlerDependencies): OperationHandlers {
   return {
-    ...metaHandlers(contracts),
+    ...metaHandlers(served),
     ...orderHandlers(app.services.orders, config),
     ...userHandlers(app.services.users, config),
     ...productHandlers(app.services.products, config),

@@ -5,7 +5,7 @@
  * If-Match against the current representation's ETag with `requireIfMatch`.
  */
 import { createHash } from 'node:crypto'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { preconditionFailed } from '../errors.ts'
 
@@ -46,6 +46,14 @@ export function requireIfMatch(request: FastifyRequest, currentEtag: string): vo
   }
 }
 
+/** Adds a field to Vary, keeping what is there (CORS already varies on Origin). */
+function addVary(reply: FastifyReply, field: string): void {
+  const current = reply.getHeader('vary')
+  const fields = String(current ?? '').split(',').map((part) => part.trim()).filter((part) => part !== '')
+  if (fields.some((part) => part === '*' || part.toLowerCase() === field.toLowerCase())) return
+  reply.header('vary', [...fields, field].join(', '))
+}
+
 export default fp(
   async function httpCaching(app) {
     app.addHook('onSend', async (request, reply, payload) => {
@@ -57,7 +65,7 @@ export default fp(
         etag = hash(payload)
         reply.header('etag', etag)
       }
-      reply.header('vary', 'Authorization')
+      addVary(reply, 'Authorization')
       reply.header('cache-control', CACHE_CONTROL[kind])
       const ifNoneMatch = request.headers['if-none-match']
       if (ifNoneMatch !== undefined && listMatches(ifNoneMatch, etag)) {

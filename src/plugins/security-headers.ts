@@ -6,6 +6,15 @@
  */
 import fp from 'fastify-plugin'
 import helmet from '@fastify/helmet'
+import { randomBytes } from 'node:crypto'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+
+declare module 'fastify' {
+  interface FastifyReply {
+    /** The nonce this response's policy allows for inline <style> (only on /graphiql routes). */
+    readonly styleNonce: string | undefined
+  }
+}
 
 type Directives = Record<string, string[]>
 
@@ -40,27 +49,20 @@ const DOCS: Directives = {
 }
 
 /**
- * Mercurius' GraphiQL page (/graphiql and its scripts) loads React and GraphiQL from unpkg.com, so
- * it cannot work under SELF_ONLY. Until issue #14 serves those assets from the service itself, its
- * routes allow exactly the files it loads, by full URL, and nothing else from that host; the
- * page's one inline <style> is allowed by its hash. These match mercurius 16.10.1's
- * static/main.js, sw.js and graphiql.html (test/plugins/security-headers.test.ts checks that).
+ * GraphiQL (/graphiql, served by graphql/graphiql.ts from npm packages) runs under SELF_ONLY too,
+ * with one addition: the Radix dialogs it opens (settings, shortcuts) insert a <style> element
+ * whose text is computed (react-remove-scroll's scrollbar gap), so no hash can allow it. That
+ * style carries a per-response nonce (the page hands it to the bundle as `__webpack_nonce__`),
+ * allowed by `style-src 'nonce-…'`: no 'unsafe-inline', no other host, nothing for scripts.
  */
-const GRAPHIQL_SCRIPTS = [
-  'https://unpkg.com/react@18.3.1/umd/react.production.min.js',
-  'https://unpkg.com/react-dom@18.3.1/umd/react-dom.production.min.js',
-  'https://unpkg.com/graphiql@3.8.3/graphiql.min.js',
-]
-const GRAPHIQL_STYLESHEET = 'https://unpkg.com/graphiql@3.8.3/graphiql.min.css'
-/** What GraphiQL's service worker (/graphiql/sw.js) pre-fetches into its cache. */
-const GRAPHIQL_PREFETCHED = ['https://unpkg.com/graphiql@3.8.3/graphiql.css', ...GRAPHIQL_SCRIPTS]
-const GRAPHIQL_INLINE_STYLE = "'sha256-hkWEFILcv3lNVVm4JwXqfxOiao3NA2GmXVQ1BoHCS9E='"
-
-const GRAPHIQL: Directives = {
-  ...SELF_ONLY,
-  'script-src': ["'self'", ...GRAPHIQL_SCRIPTS],
-  'style-src': ["'self'", GRAPHIQL_INLINE_STYLE, GRAPHIQL_STYLESHEET],
-  'connect-src': ["'self'", ...GRAPHIQL_PREFETCHED],
+function graphiqlDirectives(nonces: WeakMap<object, string>): Directives {
+  const styleNonce = (_request: IncomingMessage, response: ServerResponse) => {
+    const nonce = randomBytes(16).toString('base64')
+    nonces.set(response, nonce)
+    return `'nonce-${nonce}'`
+  }
+  // helmet calls a directive's function for every response it sends.
+  return { ...SELF_ONLY, 'style-src': ["'self'", styleNonce as unknown as string] }
 }
 
 function policy(directives: Directives) {
@@ -72,9 +74,16 @@ export default fp(
     // The /docs and /graphiql routes are registered later by their plugins: they get their policy
     // as they appear, in the per-route option that helmet's own onRoute hook (added after this
     // one) picks up.
+    const nonces = new WeakMap<object, string>()
+    const graphiql = policy(graphiqlDirectives(nonces))
+    app.decorateReply('styleNonce', {
+      getter(this: { raw: object }) {
+        return nonces.get(this.raw)
+      },
+    })
     app.addHook('onRoute', (route) => {
       if (route.url === '/docs' || route.url.startsWith('/docs/')) route.helmet = policy(DOCS)
-      if (route.url === '/graphiql' || route.url.startsWith('/graphiql/')) route.helmet = policy(GRAPHIQL)
+      if (route.url === '/graphiql') route.helmet = graphiql
     })
     await app.register(helmet, policy(SELF_ONLY))
   },

@@ -1,0 +1,69 @@
+/**
+ * CORS (decisions §12): off unless CORS_ORIGINS is set. Then a browser app on a listed origin (or
+ * any, with `*`) may call REST, GraphQL and the contract documents: a preflight is answered 204 in
+ * this plugin's onRequest hook, before authentication, rate limiting or routing (a preflight never
+ * carries a token), and every response, problems included, carries Access-Control-Allow-Origin
+ * with the caller's origin (hence `Vary: Origin`) and exposes the headers a client reads.
+ *
+ * An OPTIONS that is not a preflight (no Origin or no Access-Control-Request-Method) is left to
+ * the router, so it is the same 405/404 problem as with CORS off. No credentials mode: the API
+ * authenticates with the Authorization header, never cookies. Registered before every plugin that
+ * can answer early, and before problem-json (whose route mirror must not see the catch-all
+ * OPTIONS route @fastify/cors adds). It holds no connection: nothing here fails at run time.
+ */
+import cors, { type FastifyCorsOptions } from '@fastify/cors'
+import type { FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+
+export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match', 'If-None-Match']
+export const CORS_EXPOSED_HEADERS = [
+  'ETag',
+  'Location',
+  'Idempotent-Replayed',
+  'RateLimit',
+  'RateLimit-Policy',
+  'RateLimit-Limit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+  'Retry-After',
+  'Deprecation',
+  'Sunset',
+  'Link',
+]
+export const CORS_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
+/** How long a browser may reuse a preflight's answer (Chromium caps it at 2 h). */
+export const CORS_PREFLIGHT_MAX_AGE_SECONDS = 600
+
+export interface CorsOptions {
+  /** The configured CORS_ORIGINS; undefined turns CORS off. */
+  origins: string[] | '*' | undefined
+}
+
+export default fp<CorsOptions>(
+  async function corsPlugin(app, options) {
+    const { origins } = options
+    if (origins === undefined) return
+    const allowed: FastifyCorsOptions = {
+      // `*` reflects the request's origin too, so ACAO is always "the matching origin".
+      origin: origins === '*' ? true : origins,
+      methods: CORS_METHODS,
+      allowedHeaders: CORS_ALLOWED_HEADERS,
+      exposedHeaders: CORS_EXPOSED_HEADERS,
+      maxAge: CORS_PREFLIGHT_MAX_AGE_SECONDS,
+      credentials: false,
+      strictPreflight: true,
+    }
+    const notCors: FastifyCorsOptions = { origin: false }
+    await app.register(cors, {
+      hook: 'onRequest',
+      // Per request: a plain OPTIONS is no preflight, so CORS steps aside and the router answers
+      // it as it does with CORS off.
+      delegator: async (request: FastifyRequest) => {
+        const preflightLike = request.method === 'OPTIONS'
+        const preflight = preflightLike && request.headers.origin !== undefined && request.headers['access-control-request-method'] !== undefined
+        return preflightLike && !preflight ? notCors : allowed
+      },
+    })
+  },
+  { name: 'cors' },
+)
