@@ -20,6 +20,7 @@ import { createBoundedPubSub, SLOW_SUBSCRIBER_CLOSE_CODE } from './pubsub.ts'
 import { registerSubscriptionTransport, type SubscriptionRequest } from './websocket.ts'
 import { refuseUnstorableText } from './storable-text.ts'
 import { refuseMalformedRequests } from './request-problems.ts'
+import { observeGraphql, tracedLoaders, tracedResolvers } from './observability.ts'
 
 declare module 'mercurius' {
   interface MercuriusContext {
@@ -76,7 +77,8 @@ function rejectUnauthenticated(request: FastifyRequest, reply: FastifyReply): Fa
   if (request.caller) return undefined
   const error = unauthenticated(request.credentialError ?? 'A bearer token is required.', request.credentialError !== undefined)
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value)
-  return reply.code(401).send({ errors: [{ message: error.detail, extensions: { code: 'UNAUTHENTICATED' } }] })
+  if (request.cost) request.cost.errorCode = error.code
+  return reply.code(401).send({ errors: [{ message: error.detail, extensions: { code: 'UNAUTHENTICATED' } }], extensions: { requestId: request.id } })
 }
 
 export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
@@ -94,8 +96,8 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
       : mercurius.persistedQueryDefaults.automatic(1024)
     await app.register(mercurius, {
       schema: options.sdl,
-      resolvers: resolvers as never,
-      loaders: loaders as never,
+      resolvers: tracedResolvers(app, resolvers) as never,
+      loaders: tracedLoaders(app, loaders) as never,
       path: '/graphql',
       graphiql: options.config.nodeEnv !== 'production',
       context: (request) => ({ caller: request.caller as Caller }),
@@ -117,6 +119,8 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
     })
     refuseUnstorableText(app)
     refuseMalformedRequests(app)
+    // Before the limits' preExecution hook, so that a refused operation is counted by its name.
+    observeGraphql(app)
 
     // The per-connection subscription limit, before Mercurius keeps anything for the operation.
     app.graphql.addHook('preSubscriptionParsing', async (_schema, _source, context, id) => context.admitSubscription?.(String(id)))
