@@ -6,7 +6,8 @@
  */
 import t from 'tap'
 import { sql } from 'kysely'
-import { bearer, build, createTestDatabase } from '../helper.ts'
+import { buildApp } from '../../src/app.ts'
+import { bearer, build, testConfig } from '../helper.ts'
 import { captureLog } from '../log-capture.ts'
 
 const admin = bearer(1, 'admin')
@@ -107,11 +108,11 @@ t.test('one log line per request at info, with its cost, caller and error code, 
 
 t.test('a 5xx is logged at error', async (t) => {
   const log = captureLog()
-  const database = await createTestDatabase(t)
-  const app = await build(t, { database, env: { LOG_LEVEL: 'info', EVENTS_RELAY: 'false' }, loggerStream: log.stream, uncheckedResponses: true })
-  // The database goes away under the app: requests answer 503.
-  if (database.pglite) await database.pglite.close()
-  else await database.close()
+  // An app on an embedded database of its own (whatever DATABASE_URL says), which is then closed
+  // under it: requests answer 503.
+  const app = await buildApp({ config: testConfig({ DATABASE_URL: 'memory://', LOG_LEVEL: 'info', EVENTS_RELAY: 'false' }), loggerStream: log.stream })
+  t.teardown(() => app.close())
+  await app.database.pglite!.close()
   const response = await app.inject({ method: 'GET', url: '/api/v1/orders/3', headers: { ...admin, 'x-request-id': 'down' } })
   t.equal(response.statusCode, 503)
   const line = log.lines.find((entry) => entry.requestId === 'down' && entry.msg === 'request completed')
