@@ -119,6 +119,17 @@ t.test('refusals, idempotency and the state read at scrape time', async (t) => {
   }
 })
 
+t.test('a refusal by the GraphQL points bucket is counted apart from the request rate', async (t) => {
+  const app = await build(t, { env: { EVENTS_RELAY: 'false', GRAPHQL_COST_BUCKET: '20' } })
+  const refused = await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query: 'query Costly { orders(first: 50) { id } }' } })
+  t.equal(refused.statusCode, 429)
+  t.equal(refused.json().errors[0].extensions.code, 'RATE_LIMITED')
+  const families = await scrape(app)
+  t.equal(value(families, 'rate_limit_refusals_total', { limit: 'graphql_points' }), 1)
+  t.equal(value(families, 'rate_limit_refusals_total', { limit: 'requests' }), 0)
+  t.equal(value(families, 'graphql_operations_total', { operation: 'Costly', outcome: 'refused' }), 1)
+})
+
 t.test('METRICS_TOKEN protects /metrics', async (t) => {
   const app = await build(t, { env: { EVENTS_RELAY: 'false', METRICS_TOKEN } })
   const none = await app.inject({ method: 'GET', url: '/metrics' })
