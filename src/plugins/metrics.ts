@@ -145,12 +145,14 @@ export default fp<MetricsOptions>(
         if (database.pool) this.set(database.pool.waitingCount)
       },
     })
-    new Gauge({
+    // Counters kept elsewhere, read at scrape time.
+    new Counter({
       name: 'db_connect_timeouts_total',
       help: 'Times a request gave up waiting for a PostgreSQL connection (DB connect timeout, 2 s); always 0 on PGlite.',
       registers,
       collect() {
-        this.set(database.connectTimeouts())
+        this.reset()
+        this.inc(database.connectTimeouts())
       },
     })
     const statementTimeouts = new Counter({
@@ -184,12 +186,13 @@ export default fp<MetricsOptions>(
     app.addHook('onReady', async () => {
       deliveredAtStart = app.eventDelivery?.lastDeliveredSeq()
     })
-    new Gauge({
+    new Counter({
       name: 'events_delivered_total',
       help: 'Events this instance handed to its subscribers since it started.',
       registers,
       collect() {
-        if (deliveredAtStart !== undefined) this.set(app.eventDelivery.lastDeliveredSeq() - deliveredAtStart)
+        this.reset()
+        if (deliveredAtStart !== undefined) this.inc(app.eventDelivery.lastDeliveredSeq() - deliveredAtStart)
       },
     })
     new Gauge({

@@ -93,7 +93,7 @@ export default fp<TracingOptions>(
       const end = Date.now()
       const sql = event.query.sql
       const span = tracer.startSpan(
-        `${operationOf(sql)}`,
+        operationOf(sql),
         {
           kind: api.SpanKind.CLIENT,
           startTime: end - event.queryDurationMillis,

@@ -130,6 +130,19 @@ t.test('a refusal by the GraphQL points bucket is counted apart from the request
   t.equal(value(families, 'graphql_operations_total', { operation: 'Costly', outcome: 'refused' }), 1)
 })
 
+t.test('events delivered and the outbox backlog follow the relay', async (t) => {
+  const app = await build(t)
+  const before = app.eventDelivery.lastDeliveredSeq()
+  const created = await app.inject({ method: 'POST', url: '/api/v1/orders', headers: admin, payload: { items: [{ sku: 'KB-101', qty: 1 }] } })
+  t.equal(created.statusCode, 201)
+  // The relay and delivery run in the background (NOTIFY, else the one-second poll): wait for them.
+  while (app.eventDelivery.lastDeliveredSeq() === before) await new Promise((resolve) => setTimeout(resolve, 20))
+  const families = await scrape(app)
+  t.equal(value(families, 'events_delivered_total'), app.eventDelivery.lastDeliveredSeq() - before, 'the events this instance delivered since it started')
+  t.equal(family(families, 'events_delivered_total').type, 'COUNTER')
+  t.equal(value(families, 'events_delivery_up'), 1)
+})
+
 t.test('METRICS_TOKEN protects /metrics', async (t) => {
   const app = await build(t, { env: { EVENTS_RELAY: 'false', METRICS_TOKEN } })
   const none = await app.inject({ method: 'GET', url: '/metrics' })
