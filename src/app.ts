@@ -3,7 +3,8 @@
  * it with inject, src/server.ts listens. It holds no module-level state, so several instances can
  * run in one process.
  */
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyInstance } from 'fastify'
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { AppConfig } from './config.ts'
@@ -15,6 +16,7 @@ import { registerOperations } from './http/register-operations.ts'
 import { restHandlers } from './http/rest-handlers.ts'
 import { servedContract } from './http/served-contract.ts'
 import { requestLogSerializer } from './http/redact-credentials.ts'
+import { requestIdOf } from './http/request-id.ts'
 import authPlugin from './plugins/auth.ts'
 import dbPlugin from './plugins/db.ts'
 import problemJson from './plugins/problem-json.ts'
@@ -24,6 +26,9 @@ import rateLimitPlugin from './plugins/rate-limit.ts'
 import redisPlugin from './plugins/redis.ts'
 import versioning from './plugins/versioning.ts'
 import httpCaching from './plugins/http-caching.ts'
+import requestCost from './plugins/request-cost.ts'
+import metricsPlugin from './plugins/metrics.ts'
+import tracingPlugin from './plugins/tracing.ts'
 import eventsPlugin from './plugins/events.ts'
 import { createServices } from './services.ts'
 import { createCacheInvalidator } from './graphql/cache.ts'
@@ -37,6 +42,8 @@ export interface BuildAppOptions {
   contracts?: Contracts
   /** Where logs go (tests capture them); stdout by default. */
   loggerStream?: { write(line: string): void }
+  /** Turns tracing on with spans going here (tests: an InMemorySpanExporter), whatever the configuration. */
+  spanExporter?: SpanExporter
 }
 
 const ONE_MIB = 1024 * 1024
@@ -69,6 +76,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory() } },
+    // Request ids (http/request-id.ts): a sent X-Request-Id is vetted there, not taken verbatim.
+    genReqId: requestIdOf,
+    requestIdHeader: false,
+    // Fastify's own request and response lines are off: one line per request instead, with its
+    // cost (plugins/request-cost.ts).
+    logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
   })
   app.setValidatorCompiler(createValidatorCompiler())
   // JSON merge patch bodies (RFC 7396) are JSON.
@@ -88,6 +101,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(authPlugin, { jwtSecret: config.jwtSecret })
   await app.register(rateLimitPlugin, { max: config.rateLimit.max, windowMs: config.rateLimit.windowMs, redis: app.redis })
   await app.register(dbPlugin, { database: options.database, url: config.databaseUrl, dataDir: config.dataDir, seed: config.seed, statementTimeoutMs: config.databaseStatementTimeoutMs })
+  // Observability (issue 15), before any route so that every route is measured and traced.
+  await app.register(tracingPlugin, { config: config.tracing, spanExporter: options.spanExporter })
+  await app.register(requestCost)
+  await app.register(metricsPlugin, { token: config.metricsToken })
   await app.register(httpCaching)
   app.decorate('services', createServices({ db: app.db, config, invalidate: createCacheInvalidator(app) }))
 

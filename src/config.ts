@@ -51,6 +51,14 @@ export interface AppConfig {
     /** Active subscriptions one WebSocket may carry; a further subscribe gets an error. */
     maxPerConnection: number
   }
+  /** Bearer token that GET /metrics requires (METRICS_TOKEN); open when undefined. */
+  metricsToken: string | undefined
+  /**
+   * OpenTelemetry traces, off unless configured with the standard variables: `otlp` when
+   * OTEL_EXPORTER_OTLP_ENDPOINT (or …_TRACES_ENDPOINT) is set, `console` with
+   * OTEL_TRACES_EXPORTER=console; OTEL_TRACES_EXPORTER=none or OTEL_SDK_DISABLED=true turn them off.
+   */
+  tracing: { exporter: 'otlp' | 'console' | undefined; serviceName: string }
   /** Deliberate HTTP timeouts (decisions §12): a client that trickles headers or a body is cut off. */
   http: {
     /** Time to receive a request's headers. */
@@ -211,7 +219,32 @@ export function loadConfig(env: Env = process.env): AppConfig {
       maxPerConnection: integer(env, 'SUBSCRIPTION_MAX_PER_CONNECTION', 100, 1, 10_000),
     },
     http: httpTimeouts(env),
+    metricsToken: metricsToken(env),
+    tracing: tracing(env),
   }
+}
+
+const MIN_METRICS_TOKEN_LENGTH = 16
+
+function metricsToken(env: Env): string | undefined {
+  const token = env.METRICS_TOKEN
+  if (token === undefined || token === '') return undefined
+  // It travels as a bearer token: the same characters the Authorization header accepts.
+  if (!/^[A-Za-z0-9_\-.~+/]+=*$/.test(token)) throw new ConfigError('METRICS_TOKEN', 'must be a bearer token (letters, digits and -._~+/)')
+  if (token.length < MIN_METRICS_TOKEN_LENGTH) throw new ConfigError('METRICS_TOKEN', `must be at least ${MIN_METRICS_TOKEN_LENGTH} characters`)
+  return token
+}
+
+function tracing(env: Env): AppConfig['tracing'] {
+  const serviceName = env.OTEL_SERVICE_NAME || 'contract-api'
+  const endpoint = url(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', ['http:', 'https:']) ?? url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:'])
+  if (boolean(env, 'OTEL_SDK_DISABLED', false)) return { exporter: undefined, serviceName }
+  const exporter = env.OTEL_TRACES_EXPORTER || 'otlp'
+  if (exporter === 'none') return { exporter: undefined, serviceName }
+  if (exporter === 'console') return { exporter: 'console', serviceName }
+  if (exporter !== 'otlp') throw new ConfigError('OTEL_TRACES_EXPORTER', `must be otlp, console or none, got "${exporter}"`)
+  // Off unless an endpoint is named: the SDK's default (localhost:4318) is no one's collector here.
+  return { exporter: endpoint ? 'otlp' : undefined, serviceName }
 }
 
 function httpTimeouts(env: Env): AppConfig['http'] {

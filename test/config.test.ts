@@ -92,3 +92,23 @@ t.test('CORS is off unless CORS_ORIGINS is set: * or a list of exact origins', a
   t.same(loadConfig({ CORS_ORIGINS: 'https://app.example.com' }).corsOrigins, ['https://app.example.com'])
   t.same(loadConfig({ CORS_ORIGINS: 'https://app.example.com, http://localhost:5173' }).corsOrigins, ['https://app.example.com', 'http://localhost:5173'])
 })
+
+t.test('METRICS_TOKEN: /metrics is open without it; a token is a bearer token of at least 16 characters', async (t) => {
+  t.equal(loadConfig({}).metricsToken, undefined)
+  t.equal(loadConfig({ METRICS_TOKEN: 'scrape-token-0123456789' }).metricsToken, 'scrape-token-0123456789')
+  t.throws(() => loadConfig({ METRICS_TOKEN: 'short' }), { name: 'ConfigError', message: /^Invalid configuration: METRICS_TOKEN must be at least 16 characters/ })
+  t.throws(() => loadConfig({ METRICS_TOKEN: 'has spaces in it, many' }), { name: 'ConfigError', message: /^Invalid configuration: METRICS_TOKEN must be a bearer token/ })
+})
+
+t.test('tracing is off unless the standard OpenTelemetry variables turn it on', async (t) => {
+  t.same(loadConfig({}).tracing, { exporter: undefined, serviceName: 'contract-api' })
+  t.equal(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing.exporter, 'otlp')
+  t.equal(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' }).tracing.exporter, 'otlp')
+  t.equal(loadConfig({ OTEL_TRACES_EXPORTER: 'otlp' }).tracing.exporter, undefined, 'otlp without an endpoint stays off')
+  t.equal(loadConfig({ OTEL_TRACES_EXPORTER: 'console' }).tracing.exporter, 'console')
+  t.equal(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_EXPORTER: 'none' }).tracing.exporter, undefined)
+  t.equal(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).tracing.exporter, undefined)
+  t.equal(loadConfig({ OTEL_SERVICE_NAME: 'orders-eu' }).tracing.serviceName, 'orders-eu')
+  t.throws(() => loadConfig({ OTEL_TRACES_EXPORTER: 'zipkin' }), { name: 'ConfigError', message: /^Invalid configuration: OTEL_TRACES_EXPORTER must be otlp, console or none/ })
+  t.throws(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }), { name: 'ConfigError', message: /^Invalid configuration: OTEL_EXPORTER_OTLP_ENDPOINT/ })
+})

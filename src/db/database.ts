@@ -41,6 +41,13 @@ export interface DatabaseHandle {
   /** The pool when running on PostgreSQL (LISTEN/NOTIFY needs its own client). */
   pool: pg.Pool | undefined
   pglite: PGlite | undefined
+  /**
+   * Calls `listener` for every statement run through `db`, after it ran (an app counts, times and
+   * traces statements per request this way, on pg and PGlite alike); returns its removal.
+   */
+  observeQueries(listener: (event: LogEvent) => void): () => void
+  /** PostgreSQL: how many times a request gave up waiting for a connection (metrics); 0 on PGlite. */
+  connectTimeouts(): number
   close(): Promise<void>
 }
 
@@ -61,7 +68,7 @@ const stderrLogger: DatabaseLogger = {
 }
 
 export async function createDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
-  const log = options.onQuery
+  const { log, observeQueries } = statementLog(options.onQuery)
   const url = options.url
   if (url?.startsWith('postgres:') || url?.startsWith('postgresql:')) {
     const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS
@@ -98,8 +105,9 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
     // pg-pool re-emits an idle client's error on the pool, which needs a listener too; the
     // client's own listener has already reported it.
     pool.on('error', () => {})
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: droppingSilentConnections(pool) }), ...(log ? { log } : {}) })
-    return { db, kind: 'postgres', url, pool, pglite: undefined, close: () => db.destroy() }
+    let connectTimeouts = 0
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: droppingSilentConnections(pool, () => void connectTimeouts++) }), log })
+    return { db, kind: 'postgres', url, pool, pglite: undefined, observeQueries, connectTimeouts: () => connectTimeouts, close: () => db.destroy() }
   }
 
   // No statement timeout on PGlite: it is one session inside this process, so no other session can
@@ -116,9 +124,30 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
     // timer keeps a closed PGlite's process alive.
     startParams: [...PGLITE_DEFAULT_START_PARAMS, '-c', 'log_startup_progress_interval=0'],
   })
-  const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }), ...(log ? { log } : {}) })
-  return { db, kind: 'pglite', url: undefined, pool: undefined, pglite, close: () => db.destroy() }
+  const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }), log })
+  return { db, kind: 'pglite', url: undefined, pool: undefined, pglite, observeQueries, connectTimeouts: () => 0, close: () => db.destroy() }
 }
+
+/**
+ * Kysely's log hook, fanned out: the `onQuery` given at creation (tests count statements with it)
+ * and the listeners added later through `observeQueries`. Kysely times each statement for it.
+ */
+function statementLog(onQuery: ((event: LogEvent) => void) | undefined) {
+  const listeners = new Set<(event: LogEvent) => void>()
+  if (onQuery) listeners.add(onQuery)
+  return {
+    log(event: LogEvent): void {
+      for (const listener of listeners) listener(event)
+    },
+    observeQueries(listener: (event: LogEvent) => void): () => void {
+      listeners.add(listener)
+      return () => void listeners.delete(listener)
+    },
+  }
+}
+
+/** pg-pool's and pg's words for "no connection within connectionTimeoutMillis". */
+const CONNECT_TIMEOUT_MESSAGES = new Set(['timeout exceeded when trying to connect', 'Connection terminated due to connection timeout', 'timeout expired'])
 
 /**
  * The pool as Kysely sees it, except that a client whose query went unanswered past query_timeout
@@ -126,10 +155,13 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
  * flight: were the client reused, a late `begin` could open a transaction under the next
  * request's statements, which would then never commit.
  */
-function droppingSilentConnections(pool: pg.Pool): PostgresPool {
+function droppingSilentConnections(pool: pg.Pool, onConnectTimeout: () => void): PostgresPool {
   return {
     async connect(): Promise<PostgresPoolClient> {
-      const client = await pool.connect()
+      const client = await pool.connect().catch((error: unknown) => {
+        if (error instanceof Error && CONNECT_TIMEOUT_MESSAGES.has(error.message)) onConnectTimeout()
+        throw error
+      })
       let silent = false
       async function run<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
         try {

@@ -125,17 +125,26 @@ export function formatGraphqlErrors(
     else if (formatted.extensions.code === 'DATABASE_UNAVAILABLE') log.warn({ err: error.originalError ?? error }, 'graphql resolver failed: database unavailable')
     return formatted
   })
-  const modern = wantsGraphqlResponse(context.reply?.request.headers.accept)
+  const request = context.reply?.request
+  // The request's log line names the error by its stable code (request-cost.ts).
+  if (request?.cost && errors[0]) {
+    request.cost.errorCode = errors[0].extensions.code
+    request.cost.graphqlErrorCodes = errors.flatMap((error) => [error.extensions.code, ...(typeof error.extensions.reason === 'string' ? [error.extensions.reason] : [])])
+  }
+  const modern = wantsGraphqlResponse(request?.headers.accept)
   // A mutation sent with GET is refused by HTTP method, whatever the media type (decisions §8).
   if ((execution.errors ?? []).some((error) => (error.originalError as { code?: string } | undefined)?.code === 'MER_ERR_METHOD_NOT_ALLOWED')) {
     context.reply?.header('allow', 'POST')
-    return { statusCode: 405, response: { errors: [{ message: 'Mutations must be sent with POST.', extensions: { code: 'BAD_USER_INPUT' } }] } as unknown as ExecutionResult }
+    return {
+      statusCode: 405,
+      response: { errors: [{ message: 'Mutations must be sent with POST.', extensions: { code: 'BAD_USER_INPUT' } }], ...(request ? { extensions: { requestId: request.id } } : {}) } as unknown as ExecutionResult,
+    }
   }
   let statusCode = 200
   const first = errors[0]?.extensions.code
   if (first === 'BAD_REQUEST' && !executed) {
     // A request that is not one GraphQL request is 400 in both media types, with no `data`.
-    return { statusCode: 400, response: { errors } as unknown as ExecutionResult }
+    return { statusCode: 400, response: { errors, ...(request ? { extensions: { requestId: request.id } } : {}) } as unknown as ExecutionResult }
   }
   if (first === 'UNAUTHENTICATED' && !executed) statusCode = 401
   else if (first === 'RATE_LIMITED') statusCode = 429
@@ -146,7 +155,7 @@ export function formatGraphqlErrors(
     statusCode = 503
     context.reply?.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
   } else if (modern && !executed) statusCode = first === 'GRAPHQL_PARSE_FAILED' ? 400 : 422
-  const extensions = context.cost ? { extensions: { cost: context.cost } } : {}
+  const extensions = context.cost || request ? { extensions: { ...(context.cost ? { cost: context.cost } : {}), ...(request ? { requestId: request.id } : {}) } } : {}
   return {
     statusCode,
     response: (executed ? { data: execution.data, errors, ...extensions } : modern ? { errors, ...extensions } : { data: null, errors, ...extensions }) as unknown as ExecutionResult,

@@ -21,6 +21,7 @@ import { registerSubscriptionTransport, type SubscriptionRequest } from './webso
 import { refuseUnstorableText } from './storable-text.ts'
 import { refuseMalformedRequests } from './request-problems.ts'
 import { registerGraphiql } from './graphiql.ts'
+import { observeGraphql, tracedLoaders, tracedResolvers } from './observability.ts'
 
 declare module 'mercurius' {
   interface MercuriusContext {
@@ -77,7 +78,8 @@ function rejectUnauthenticated(request: FastifyRequest, reply: FastifyReply): Fa
   if (request.caller) return undefined
   const error = unauthenticated(request.credentialError ?? 'A bearer token is required.', request.credentialError !== undefined)
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value)
-  return reply.code(401).send({ errors: [{ message: error.detail, extensions: { code: 'UNAUTHENTICATED' } }] })
+  if (request.cost) request.cost.errorCode = error.code
+  return reply.code(401).send({ errors: [{ message: error.detail, extensions: { code: 'UNAUTHENTICATED' } }], extensions: { requestId: request.id } })
 }
 
 export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
@@ -95,8 +97,8 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
       : mercurius.persistedQueryDefaults.automatic(1024)
     await app.register(mercurius, {
       schema: options.sdl,
-      resolvers: resolvers as never,
-      loaders: loaders as never,
+      resolvers: tracedResolvers(app, resolvers) as never,
+      loaders: tracedLoaders(app, loaders) as never,
       path: '/graphql',
       // Our own GraphiQL page (graphiql.ts) replaces Mercurius', which loads from unpkg.com.
       graphiql: false,
@@ -120,6 +122,8 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
     if (options.config.nodeEnv !== 'production') await registerGraphiql(app, '/graphql')
     refuseUnstorableText(app)
     refuseMalformedRequests(app)
+    // Before the limits' preExecution hook, so that a refused operation is counted by its name.
+    observeGraphql(app)
 
     // The per-connection subscription limit, before Mercurius keeps anything for the operation.
     app.graphql.addHook('preSubscriptionParsing', async (_schema, _source, context, id) => context.admitSubscription?.(String(id)))

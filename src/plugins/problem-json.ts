@@ -19,6 +19,8 @@ export interface ProblemBody {
   detail: string
   instance: string
   code: string
+  /** The request's id (X-Request-Id), so that a client can quote it. */
+  requestId: string
   errors?: FieldError[]
 }
 
@@ -31,12 +33,15 @@ export function problemFromError(error: ApiError, request: FastifyRequest): Prob
     detail: error.detail,
     instance: redactCredentials(request.url),
     code: error.code,
+    requestId: request.id,
     ...(error.errors ? { errors: error.errors } : {}),
   }
 }
 
 export function sendProblem(reply: FastifyReply, error: ApiError): FastifyReply {
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value)
+  // The request's log line names the error by its stable code (request-cost.ts).
+  if (reply.request.cost) reply.request.cost.errorCode = error.code
   return reply
     .code(error.status)
     .type('application/problem+json')

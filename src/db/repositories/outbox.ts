@@ -105,3 +105,19 @@ export async function deletePublishedEvents(db: Executor, olderThanSeconds = 24 
     .executeTakeFirst()
   return Number(result.numDeletedRows)
 }
+
+export interface OutboxBacklog {
+  /** Events committed but not yet relayed. */
+  unpublished: number
+  /** Age of the oldest of them in seconds, 0 when there is none. */
+  oldestAgeSeconds: number
+}
+
+/** What the relay has yet to do: one index scan (outbox_unpublished_idx), for the metrics scrape. */
+export async function outboxBacklog(db: Executor): Promise<OutboxBacklog> {
+  const result = await sql<{ unpublished: number; oldest_age: number | null }>`
+    select count(*)::int as unpublished, extract(epoch from now() - min(created_at))::float8 as oldest_age
+    from outbox where published_at is null`.execute(db)
+  const row = result.rows[0]
+  return { unpublished: Number(row?.unpublished ?? 0), oldestAgeSeconds: Math.max(0, Number(row?.oldest_age ?? 0)) }
+}

@@ -807,6 +807,8 @@ export interface components {
             instance?: string;
             /** @description Stable machine code, e.g. VALIDATION_FAILED, UNKNOWN_SKU, ORDER_STATE_CONFLICT. */
             code: string;
+            /** @description The request's id, also in the X-Request-Id response header and on every log line of the request. */
+            requestId?: string;
             /** @description Every offending field, for input errors. */
             errors?: components["schemas"]["ProblemFieldError"][];
         };

@@ -255,6 +255,7 @@ export const ProblemSchema = Type.Object({
   detail: Type.Optional(Type.String()),
   instance: Type.Optional(Type.String({ format: 'uri-reference' })),
   code: Type.String(),
+  requestId: Type.Optional(Type.String()),
   errors: Type.Optional(Type.Array(ProblemFieldErrorSchema)),
 }, { additionalProperties: false })
 export type Problem = Static<typeof ProblemSchema>

@@ -1,0 +1,237 @@
+/**
+ * GET /metrics: Prometheus text format (prom-client), one registry per app (never prom-client's
+ * global one, so two apps in one process count apart). Never rate limited (a scraper polls from
+ * one address), logged only at warn like the health probes, and behind a bearer token when
+ * METRICS_TOKEN is set. README "Observability" lists every metric.
+ *
+ * Request metrics are recorded when each response is sent, from `request.cost`
+ * (plugins/request-cost.ts); the state of the pool, the outbox, Redis and the subscribers is read
+ * when Prometheus scrapes, with one cheap query.
+ */
+import { timingSafeEqual } from 'node:crypto'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { outboxBacklog } from '../db/repositories/outbox.ts'
+import { unauthenticated } from '../errors.ts'
+import type { BoundedPubSub } from '../graphql/pubsub.ts'
+import { sendProblem } from './problem-json.ts'
+import { redisStatus } from './redis.ts'
+import { routeName } from './request-cost.ts'
+
+export interface MetricsOptions {
+  /** METRICS_TOKEN: the bearer token a scrape must send; none when undefined. */
+  token: string | undefined
+}
+
+/** Outbox topics, for subscriptions per topic. */
+const EVENT_TOPICS = ['order.created', 'order.status_changed', 'article.created', 'comment.added']
+/** Operation names are chosen by clients: past this many distinct names, the rest count as `other`. */
+const MAX_OPERATION_NAMES = 200
+const OPERATION_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/
+const IDEMPOTENCY_CONFLICTS = new Set(['IDEMPOTENCY_KEY_IN_USE', 'IDEMPOTENCY_KEY_REUSED'])
+
+function bearerMatches(authorization: string | undefined, token: string): boolean {
+  const sent = /^Bearer (\S+)$/i.exec(authorization?.trim() ?? '')?.[1]
+  if (sent === undefined) return false
+  const a = Buffer.from(sent)
+  const b = Buffer.from(token)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+export default fp<MetricsOptions>(
+  async function metrics(app, options) {
+    const registry = new Registry()
+    const registers = [registry]
+
+    // ---- Per request ------------------------------------------------------------------------
+    const labelNames = ['method', 'route', 'status'] as const
+    const requests = new Counter({ name: 'http_requests_total', help: 'HTTP requests answered, by operationId (or route) and status.', labelNames, registers })
+    const duration = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'Time to answer an HTTP request, by operationId (or route) and status.',
+      labelNames,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    })
+    const statements = new Histogram({
+      name: 'db_statements_per_request',
+      help: 'SQL statements one request ran, by operationId (or route).',
+      labelNames: ['route'],
+      buckets: [0, 1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50],
+      registers,
+    })
+    const dbTime = new Histogram({
+      name: 'db_time_per_request_seconds',
+      help: 'Time one request waited for its SQL statements, by operationId (or route).',
+      labelNames: ['route'],
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    })
+    const operations = new Counter({
+      name: 'graphql_operations_total',
+      help: 'GraphQL operations over HTTP by name and outcome (ok, error: executed with errors, refused: never executed).',
+      labelNames: ['operation', 'outcome'],
+      registers,
+    })
+    const operationCost = new Histogram({
+      name: 'graphql_operation_cost_points',
+      help: 'Points charged for an executed GraphQL operation, by name.',
+      labelNames: ['operation'],
+      buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000],
+      registers,
+    })
+    const refusals = new Counter({
+      name: 'rate_limit_refusals_total',
+      help: 'Requests refused by a budget: requests (the per-caller request rate) or graphql_points (the points bucket).',
+      labelNames: ['limit'],
+      registers,
+    })
+    const replays = new Counter({ name: 'idempotency_replays_total', help: 'Requests answered with the stored outcome of an earlier one with the same Idempotency-Key.', registers })
+    const conflicts = new Counter({
+      name: 'idempotency_conflicts_total',
+      help: 'Idempotency-Key conflicts: IDEMPOTENCY_KEY_IN_USE (still running) or IDEMPOTENCY_KEY_REUSED (another request).',
+      labelNames: ['code'],
+      registers,
+    })
+    const operationNames = new Set<string>()
+    const operationLabel = (name: string): string => {
+      if (!OPERATION_NAME.test(name)) return 'other'
+      if (operationNames.has(name)) return name
+      if (operationNames.size >= MAX_OPERATION_NAMES) return 'other'
+      operationNames.add(name)
+      return name
+    }
+
+    app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+      const cost = request.cost
+      if (!cost) return
+      const route = routeName(request)
+      const labels = { method: request.method, route, status: String(reply.statusCode) }
+      requests.inc(labels)
+      duration.observe(labels, reply.elapsedTime / 1000)
+      statements.observe({ route }, cost.statements)
+      dbTime.observe({ route }, cost.dbMs / 1000)
+      if (request.routeOptions.url === '/graphql' && request.method !== 'OPTIONS') {
+        const operation = operationLabel(cost.graphqlOperation ?? 'anonymous')
+        operations.inc({ operation, outcome: cost.graphqlOutcome ?? 'refused' })
+        if (cost.graphqlCost !== undefined && cost.graphqlOutcome !== 'refused') operationCost.observe({ operation }, cost.graphqlCost)
+      }
+      const codes = cost.graphqlErrorCodes ?? (cost.errorCode ? [cost.errorCode] : [])
+      if (cost.graphqlErrorCodes?.includes('RATE_LIMITED')) refusals.inc({ limit: 'graphql_points' })
+      else if (cost.errorCode === 'RATE_LIMITED') refusals.inc({ limit: 'requests' })
+      for (const code of codes) if (IDEMPOTENCY_CONFLICTS.has(code)) conflicts.inc({ code })
+      if (reply.getHeader('idempotent-replayed') === 'true') replays.inc()
+    })
+
+    // ---- Read at scrape time ------------------------------------------------------------------
+    const database = app.database
+    new Gauge({
+      name: 'db_pool_connections',
+      help: 'PostgreSQL pool connections by state (total, idle); absent on PGlite, which has no pool.',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        if (!database.pool) return
+        this.set({ state: 'total' }, database.pool.totalCount)
+        this.set({ state: 'idle' }, database.pool.idleCount)
+      },
+    })
+    new Gauge({
+      name: 'db_pool_waiting_requests',
+      help: 'Requests waiting for a pooled PostgreSQL connection; absent on PGlite.',
+      registers,
+      collect() {
+        if (database.pool) this.set(database.pool.waitingCount)
+      },
+    })
+    // Counters kept elsewhere, read at scrape time.
+    new Counter({
+      name: 'db_connect_timeouts_total',
+      help: 'Times a request gave up waiting for a PostgreSQL connection (DB connect timeout, 2 s); always 0 on PGlite.',
+      registers,
+      collect() {
+        this.reset()
+        this.inc(database.connectTimeouts())
+      },
+    })
+    const statementTimeouts = new Counter({
+      name: 'db_statement_timeouts_total',
+      help: 'SQL statements cancelled by DB_STATEMENT_TIMEOUT (or unanswered past it); PGlite has no statement timeout.',
+      registers,
+    })
+    const stopObserving = database.observeQueries((event) => {
+      if (event.level !== 'error') return
+      const error = event.error as { code?: unknown; message?: unknown } | undefined
+      if (error?.code === '57014' || error?.message === 'Query read timeout') statementTimeouts.inc()
+    })
+    app.addHook('onClose', async () => stopObserving())
+
+    const databaseUp = new Gauge({ name: 'database_up', help: '1 when the database answered the scrape\'s outbox query, else 0.', registers })
+    const unpublished = new Gauge({ name: 'outbox_unpublished_events', help: 'Events committed but not yet relayed to subscribers.', registers })
+    const oldestAge = new Gauge({ name: 'outbox_oldest_unpublished_age_seconds', help: 'Age of the oldest unrelayed event (0 when none).', registers })
+    const readOutbox = async () => {
+      try {
+        const backlog = await outboxBacklog(app.db)
+        databaseUp.set(1)
+        unpublished.set(backlog.unpublished)
+        oldestAge.set(backlog.oldestAgeSeconds)
+      } catch {
+        // Unknown while the database is away: the backlog series go stale rather than lie.
+        databaseUp.set(0)
+      }
+    }
+
+    let deliveredAtStart: number | undefined
+    app.addHook('onReady', async () => {
+      deliveredAtStart = app.eventDelivery?.lastDeliveredSeq()
+    })
+    new Counter({
+      name: 'events_delivered_total',
+      help: 'Events this instance handed to its subscribers since it started.',
+      registers,
+      collect() {
+        this.reset()
+        if (deliveredAtStart !== undefined) this.inc(app.eventDelivery.lastDeliveredSeq() - deliveredAtStart)
+      },
+    })
+    new Gauge({
+      name: 'events_delivery_up',
+      help: '1 while this instance can deliver events to its subscribers (see /readyz), else 0.',
+      registers,
+      collect() {
+        this.set(app.eventDelivery?.unavailable() === undefined ? 1 : 0)
+      },
+    })
+    new Gauge({
+      name: 'graphql_subscription_connections',
+      help: 'Open GraphQL WebSocket connections on this instance.',
+      registers,
+      collect() {
+        this.set(app.websocketServer?.clients.size ?? 0)
+      },
+    })
+    new Gauge({
+      name: 'graphql_subscriptions',
+      help: 'Active GraphQL subscriptions on this instance, by event topic.',
+      labelNames: ['topic'],
+      registers,
+      collect() {
+        const pubsub = app.graphql?.pubsub as unknown as Partial<BoundedPubSub> | undefined
+        if (typeof pubsub?.subscriptionCount !== 'function') return
+        for (const topic of EVENT_TOPICS) this.set({ topic }, pubsub.subscriptionCount(topic))
+      },
+    })
+    const redisUp = new Gauge({ name: 'redis_up', help: '1 when Redis answers a PING within 250 ms, else 0; absent without REDIS_URL.', registers })
+
+    app.get('/metrics', { logLevel: 'warn', config: { rateLimit: false } }, async (request, reply) => {
+      if (options.token !== undefined && !bearerMatches(request.headers.authorization, options.token)) {
+        return sendProblem(reply, unauthenticated('GET /metrics requires the METRICS_TOKEN bearer token.', request.headers.authorization !== undefined))
+      }
+      await readOutbox()
+      if (app.redis) redisUp.set((await redisStatus(app.redis)) === 'ok' ? 1 : 0)
+      return reply.type(registry.contentType).send(await registry.metrics())
+    })
+  },
+  { name: 'metrics', dependencies: ['db', 'redis', 'request-cost'] },
+)
