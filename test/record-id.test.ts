@@ -74,6 +74,7 @@ const GRAPHQL_CASES: Record<string, string> = {
   'Query.user.id': 'query($id: ID!) { user(id: $id) { id } }',
   'Query.order.id': 'query($id: ID!) { order(id: $id) { id } }',
   'Query.orders.userId': 'query($id: ID) { orders(userId: $id) { id } }',
+  'Query.ordersConnection.userId': 'query($id: ID) { ordersConnection(userId: $id) { edges { cursor } } }',
   'Query.article.id': 'query($id: ID!) { article(id: $id) { id } }',
   'Mutation.updateOrder.id': 'mutation($id: ID!) { updateOrder(id: $id, input: { items: [{ sku: "KB-101", qty: 1 }] }) { id } }',
   'Mutation.payOrder.id': 'mutation($id: ID!) { payOrder(id: $id) { id } }',
