@@ -12,6 +12,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { redactCredentials } from '../http/redact-credentials.ts'
 import { REQUEST_ID_HEADER } from '../http/request-id.ts'
 
 export interface RequestCost {
@@ -59,6 +60,8 @@ function logLine(request: FastifyRequest, reply: FastifyReply): void {
   const line = {
     method: request.method,
     route: routeName(request),
+    // The URL with any credential-like parameter's value redacted (http/redact-credentials.ts).
+    url: redactCredentials(request.url),
     status,
     durationMs: round(reply.elapsedTime),
     statements: cost.statements,
