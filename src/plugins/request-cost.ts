@@ -10,8 +10,9 @@
  * which request it belongs to. Background work (the outbox relay, pruning) belongs to none.
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { redactCredentials } from '../http/redact-credentials.ts'
 import { REQUEST_ID_HEADER } from '../http/request-id.ts'
 
 export interface RequestCost {
@@ -54,11 +55,15 @@ export function serverTiming(cost: RequestCost, totalMs: number): string {
 }
 
 function logLine(request: FastifyRequest, reply: FastifyReply): void {
-  const { cost } = request
   const status = reply.statusCode
+  // Nothing is built for a line the level would drop (the probes' and /metrics' warn, LOG_LEVEL).
+  if (!(request.log as FastifyBaseLogger & { isLevelEnabled(level: string): boolean }).isLevelEnabled(status >= 500 ? 'error' : 'info')) return
+  const { cost } = request
   const line = {
     method: request.method,
     route: routeName(request),
+    // The URL with any credential-like parameter's value redacted (http/redact-credentials.ts).
+    url: redactCredentials(request.url),
     status,
     durationMs: round(reply.elapsedTime),
     statements: cost.statements,
