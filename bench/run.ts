@@ -100,5 +100,5 @@ const report = {
   withJit,
   withoutJit,
 }
-await writeFile(new URL('./results.json', import.meta.url), JSON.stringify(report, null, 2) + '\n')
+await writeFile(new URL('./results.json', import.meta.url), `${JSON.stringify(report, null, 2)}\n`)
 console.log('wrote bench/results.json')

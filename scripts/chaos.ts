@@ -166,7 +166,7 @@ async function read(instance: Instance, n: number): Promise<void> {
 function subscribe(instance: Instance): { client: Client; received: number[]; ready: Promise<void> } {
   const received: number[] = []
   const client = createClient({
-    url: instance.http.replace('http:', 'ws:') + '/graphql',
+    url: `${instance.http.replace('http:', 'ws:')}/graphql`,
     webSocketImpl: WebSocket,
     lazy: false,
     retryAttempts: 0,

@@ -57,7 +57,7 @@ try {
   loadEnvFile()
   const config = loadConfig()
   const sign = createTokenSigner(config.jwtSecret)
-  process.stdout.write(sign({ sub: values.sub, scope: values.scope ?? '' }, seconds(values.ttl ?? '1h')) + '\n')
+  process.stdout.write(`${sign({ sub: values.sub, scope: values.scope ?? '' }, seconds(values.ttl ?? '1h'))}\n`)
 } catch (error) {
   fail((error as Error).message)
 }

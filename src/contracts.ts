@@ -12,7 +12,7 @@ export function findProjectRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url))
   while (!existsSync(join(dir, 'openapi.yaml'))) {
     const parent = dirname(dir)
-    if (parent === dir) throw new Error('openapi.yaml not found above ' + fileURLToPath(import.meta.url))
+    if (parent === dir) throw new Error(`openapi.yaml not found above ${fileURLToPath(import.meta.url)}`)
     dir = parent
   }
   return dir

@@ -1,10 +1,10 @@
 /** Entry point: read the configuration, build the app, listen, and shut down gracefully. */
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.ts'
-import { ConfigError, loadConfig, loadEnvFile } from './config.ts'
+import { type AppConfig, ConfigError, loadConfig, loadEnvFile } from './config.ts'
 import { startBanner } from './start-banner.ts'
 
-let config
+let config: AppConfig
 try {
   loadEnvFile()
   config = loadConfig()

@@ -54,7 +54,7 @@ class PGliteConnection implements DatabaseConnection {
     return { numAffectedRows: affectedRows == null ? undefined : BigInt(affectedRows), rows: rows ?? [] }
   }
 
-  // eslint-disable-next-line require-yield
+  // biome-ignore lint/correctness/useYield: Kysely's driver interface asks for an async generator; PGlite cannot stream.
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('Streaming is not supported on PGlite.')
   }

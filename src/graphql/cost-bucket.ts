@@ -81,7 +81,7 @@ export function createRedisCostBucket(
     capacity,
     restoreRate,
     async take(caller, cost) {
-      let reply
+      let reply: [number, string]
       try {
         reply = (await redis.eval(TAKE_SCRIPT, 1, `${prefix}${caller}`, capacity, restoreRate, cost)) as [number, string]
       } catch (error) {

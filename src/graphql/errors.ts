@@ -109,7 +109,7 @@ function flatten(errors: readonly GraphQLError[]): GraphQLError[] {
 }
 
 export function wantsGraphqlResponse(accept: string | undefined): boolean {
-  return accept !== undefined && accept.toLowerCase().includes(GRAPHQL_RESPONSE_MEDIA_TYPE)
+  return accept?.toLowerCase().includes(GRAPHQL_RESPONSE_MEDIA_TYPE) === true
 }
 
 export function formatGraphqlErrors(

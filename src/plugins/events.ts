@@ -108,7 +108,7 @@ export default fp<{ relay: boolean }>(
           deliverAgain = false
           againSince = undefined
           try {
-            let events
+            let events: Awaited<ReturnType<typeof relayedEventsAfter>>
             do {
               events = await relayedEventsAfter(reader, lastDelivered, DELIVERY_BATCH)
               for (const event of events) {

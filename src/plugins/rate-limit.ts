@@ -35,7 +35,7 @@ export default fp<RateLimitOptions>(
     const countRequest = app.createRateLimit()
 
     const limit: onRequestAsyncHookHandler = async (request, reply) => {
-      let budget
+      let budget: Awaited<ReturnType<typeof countRequest>>
       try {
         budget = await countRequest(request)
       } catch (error) {

@@ -17,7 +17,7 @@
  * manager and the W3C propagator are registered globally once, as the OpenTelemetry API requires.
  */
 import type { Tracer } from '@opentelemetry/api'
-import type { SpanExporter } from '@opentelemetry/sdk-trace-base'
+import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base'
 import fp from 'fastify-plugin'
 import type { AppConfig } from '../config.ts'
 
@@ -66,7 +66,7 @@ export default fp<TracingOptions>(
     if (!api.context.setGlobalContextManager(contextManager)) contextManager.disable()
     api.propagation.setGlobalPropagator(new W3CTraceContextPropagator())
 
-    let processor
+    let processor: SpanProcessor
     if (options.spanExporter) processor = new SimpleSpanProcessor(options.spanExporter)
     else if (exporterKind === 'console') processor = new SimpleSpanProcessor(new ConsoleSpanExporter())
     else {

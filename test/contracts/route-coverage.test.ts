@@ -52,7 +52,7 @@ t.test('every registered route under the API prefix is an operation of openapi.y
     if (!match) continue
     for (const method of match[2]!.split(', ')) routes.push({ method, url: match[1]! })
   }
-  const apiRoutes = routes.filter((route) => route.url.startsWith(prefix + '/') && route.method !== 'HEAD')
+  const apiRoutes = routes.filter((route) => route.url.startsWith(`${prefix}/`) && route.method !== 'HEAD')
   t.ok(apiRoutes.length > 0, 'found the API routes')
   for (const route of apiRoutes) {
     t.ok(

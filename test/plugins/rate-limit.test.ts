@@ -5,7 +5,7 @@ import { bearer, build, createTestDatabase, reachableRedis } from '../helper.ts'
 t.test('the 601st request in a window is 429 with Retry-After and a quota-exceeded problem', async (t) => {
   const app = await build(t)
   const headers = bearer(2, 'orders:read')
-  let last
+  let last: Awaited<ReturnType<typeof app.inject>> | undefined
   for (let i = 1; i <= 600; i++) {
     last = await app.inject({ method: 'GET', url: '/api/v1/openapi.json', headers })
     if (last.statusCode !== 200) break
