@@ -29,10 +29,21 @@ import {
 } from 'graphql'
 import { banner, type GeneratedFile } from './generated-file.ts'
 
-const SCALARS: Record<string, string> = { ID: 'string', String: 'string', Int: 'number', Float: 'number', Boolean: 'boolean', DateTime: 'string' }
+const SCALARS: Record<string, string> = {
+  ID: 'string',
+  String: 'string',
+  Int: 'number',
+  Float: 'number',
+  Boolean: 'boolean',
+  DateTime: 'string',
+}
 
 function scalar(type: GraphQLScalarType | GraphQLEnumType): string {
-  if (type instanceof GraphQLEnumType) return type.getValues().map((value) => `'${value.name}'`).join(' | ')
+  if (type instanceof GraphQLEnumType)
+    return type
+      .getValues()
+      .map((value) => `'${value.name}'`)
+      .join(' | ')
   return SCALARS[type.name] ?? 'unknown'
 }
 
@@ -66,7 +77,12 @@ function inputType(type: GraphQLInputType): string {
 function operationTypes(schema: GraphQLSchema, operation: OperationDefinitionNode, text: string, file: string): string {
   const name = operation.name?.value
   if (!name) throw new Error(`operations/${file}: every operation needs a name`)
-  const root = operation.operation === 'query' ? schema.getQueryType() : operation.operation === 'mutation' ? schema.getMutationType() : schema.getSubscriptionType()
+  const root =
+    operation.operation === 'query'
+      ? schema.getQueryType()
+      : operation.operation === 'mutation'
+        ? schema.getMutationType()
+        : schema.getSubscriptionType()
   const variables = (operation.variableDefinitions ?? []).map((definition) => {
     const type = typeFromAST(schema, definition.type as never) as GraphQLInputType
     const optional = !(type instanceof GraphQLNonNull) || definition.defaultValue !== undefined
@@ -93,7 +109,8 @@ export async function generateGraphqlOperationFiles(root: string): Promise<Gener
     const text = await readFile(join(root, 'operations', file), 'utf8')
     const document = parse(text)
     const errors = validate(schema, document)
-    if (errors.length > 0) throw new Error(`operations/${file} does not validate against schema.graphql: ${errors.map((e) => e.message).join('; ')}`)
+    if (errors.length > 0)
+      throw new Error(`operations/${file} does not validate against schema.graphql: ${errors.map((e) => e.message).join('; ')}`)
     const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)
     if (operations.length !== 1) throw new Error(`operations/${file}: one operation per file, so that its hash names it`)
     manifest[createHash('sha256').update(text, 'utf8').digest('hex')] = text

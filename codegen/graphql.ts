@@ -156,14 +156,27 @@ export function generateGraphqlTypes(sdl: string): string {
     for (const field of fields) {
       if (field.args.length === 0) continue
       const name = argsName(type, field)
-      declare(name, interfaceDeclaration(name, `Arguments of ${type.name}.${field.name}.`, field.args.map((arg) => inputMember(arg, '  '))))
+      declare(
+        name,
+        interfaceDeclaration(
+          name,
+          `Arguments of ${type.name}.${field.name}.`,
+          field.args.map((arg) => inputMember(arg, '  ')),
+        ),
+      )
     }
   }
 
   const roots = rootTypes(schema).map(
-    (root) => `  ${root.name}: [${Object.keys(root.getFields()).map((name) => `'${name}'`).join(', ')}],`,
+    (root) =>
+      `  ${root.name}: [${Object.keys(root.getFields())
+        .map((name) => `'${name}'`)
+        .join(', ')}],`,
   )
-  declare('rootFields', `/** The root fields of the schema, by root type, in schema order. */\nexport const rootFields = {\n${roots.join('\n')}\n} as const`)
+  declare(
+    'rootFields',
+    `/** The root fields of the schema, by root type, in schema order. */\nexport const rootFields = {\n${roots.join('\n')}\n} as const`,
+  )
 
   const seen = new Set<string>()
   for (const { name } of declarations) {

@@ -220,10 +220,16 @@ export class SchemaWriter {
     if (!isPlainObject(schema)) throw new OpenApiCodegenError(where, 'a schema must be an object')
 
     for (const keyword of Object.keys(schema)) {
-      if (!STRUCTURE.has(keyword) && !TYPED_OPTIONS.has(keyword) && !(GENERIC_OPTIONS as readonly string[]).includes(keyword) && !isAnnotation(keyword)) {
+      if (
+        !STRUCTURE.has(keyword) &&
+        !TYPED_OPTIONS.has(keyword) &&
+        !(GENERIC_OPTIONS as readonly string[]).includes(keyword) &&
+        !isAnnotation(keyword)
+      ) {
         throw new OpenApiCodegenError(where, `unsupported JSON Schema keyword "${keyword}"`)
       }
-      if (TYPED_OPTIONS.has(keyword) || (GENERIC_OPTIONS as readonly string[]).includes(keyword)) checkOptionValue(keyword, schema[keyword], where)
+      if (TYPED_OPTIONS.has(keyword) || (GENERIC_OPTIONS as readonly string[]).includes(keyword))
+        checkOptionValue(keyword, schema[keyword], where)
     }
     checkMinMax(schema, 'minimum', 'maximum', where)
     checkMinMax(schema, 'minLength', 'maxLength', where)
@@ -252,7 +258,9 @@ export class SchemaWriter {
 
     // type: [integer, 'null'] and the like: a union of one member per type. Type-specific keywords
     // go on their member; default/readOnly/writeOnly describe the whole value.
-    const members = types.filter((type) => type !== 'null').map((type) => this.writeType(schema, type, TYPE_OPTIONS[type]!, `${where} (as ${type})`, `${indent}  `))
+    const members = types
+      .filter((type) => type !== 'null')
+      .map((type) => this.writeType(schema, type, TYPE_OPTIONS[type]!, `${where} (as ${type})`, `${indent}  `))
     if (types.includes('null')) members.push('Type.Null()')
     return this.call('Type.Union', [tsList(members, indent)], this.options(schema, GENERIC_OPTIONS, where))
   }
@@ -260,7 +268,10 @@ export class SchemaWriter {
   private writeRef(schema: JsonSchema, where: string): string {
     const siblings = Object.keys(schema).filter((keyword) => keyword !== '$ref' && !isAnnotation(keyword))
     if (siblings.length > 0) {
-      throw new OpenApiCodegenError(where, `keywords next to "$ref" are not supported (${siblings.join(', ')}); move them into the referenced schema`)
+      throw new OpenApiCodegenError(
+        where,
+        `keywords next to "$ref" are not supported (${siblings.join(', ')}); move them into the referenced schema`,
+      )
     }
     const name = schemaRefName(schema.$ref, where)
     if (!this.scope.componentNames.has(name)) throw new OpenApiCodegenError(where, `$ref to unknown schema ${String(schema.$ref)}`)
@@ -271,12 +282,18 @@ export class SchemaWriter {
   private writeUnion(schema: JsonSchema, where: string, indent: string): string {
     if ('anyOf' in schema && 'oneOf' in schema) throw new OpenApiCodegenError(where, '"anyOf" and "oneOf" together are not supported')
     const keyword = 'anyOf' in schema ? 'anyOf' : 'oneOf'
-    const extra = Object.keys(schema).filter((name) => name !== keyword && !isAnnotation(name) && !(GENERIC_OPTIONS as readonly string[]).includes(name))
+    const extra = Object.keys(schema).filter(
+      (name) => name !== keyword && !isAnnotation(name) && !(GENERIC_OPTIONS as readonly string[]).includes(name),
+    )
     if (extra.length > 0) {
-      throw new OpenApiCodegenError(where, `"${keyword}" next to ${extra.map((name) => `"${name}"`).join(', ')} is not supported; put those keywords into the alternatives`)
+      throw new OpenApiCodegenError(
+        where,
+        `"${keyword}" next to ${extra.map((name) => `"${name}"`).join(', ')} is not supported; put those keywords into the alternatives`,
+      )
     }
     const alternatives = schema[keyword]
-    if (!Array.isArray(alternatives) || alternatives.length === 0) throw new OpenApiCodegenError(where, `"${keyword}" must be a non-empty array`)
+    if (!Array.isArray(alternatives) || alternatives.length === 0)
+      throw new OpenApiCodegenError(where, `"${keyword}" must be a non-empty array`)
     const members = alternatives.map((member, index) => this.write(member, `${where}.${keyword}[${index}]`, `${indent}  `))
     return this.call('Type.Union', [tsList(members, indent)], this.options(schema, GENERIC_OPTIONS, where))
   }
@@ -287,7 +304,8 @@ export class SchemaWriter {
     const types = Array.isArray(type) ? type : [type]
     if (types.length === 0) throw new OpenApiCodegenError(where, '"type" must not be an empty array')
     for (const item of types) {
-      if (typeof item !== 'string' || !JSON_TYPES.includes(item)) throw new OpenApiCodegenError(where, `unsupported type ${JSON.stringify(item)}`)
+      if (typeof item !== 'string' || !JSON_TYPES.includes(item))
+        throw new OpenApiCodegenError(where, `unsupported type ${JSON.stringify(item)}`)
     }
     if (new Set(types).size !== types.length) throw new OpenApiCodegenError(where, `"type" lists a type twice`)
     return types as string[]
@@ -299,7 +317,11 @@ export class SchemaWriter {
     if (!Array.isArray(values) || values.length === 0) throw new OpenApiCodegenError(where, '"enum" must be a non-empty array')
     const seen = new Set<string>()
     const members = values.map((value) => {
-      if (value !== null && typeof value === 'object') throw new OpenApiCodegenError(where, `only string, number, boolean and null enum values are supported, got ${JSON.stringify(value)}`)
+      if (value !== null && typeof value === 'object')
+        throw new OpenApiCodegenError(
+          where,
+          `only string, number, boolean and null enum values are supported, got ${JSON.stringify(value)}`,
+        )
       if (types.length > 0 && !types.some((type) => matchesType(value, type))) {
         throw new OpenApiCodegenError(where, `enum value ${JSON.stringify(value)} is not of type ${types.join(' or ')}`)
       }
@@ -310,7 +332,8 @@ export class SchemaWriter {
     })
     const optionKeys = [...new Set(types.flatMap((type) => TYPE_OPTIONS[type]!)), ...GENERIC_OPTIONS]
     const options = this.options(schema, optionKeys, where)
-    if (values.length === 1) return values[0] === null ? this.call('Type.Null', [], options) : this.call('Type.Literal', [tsValue(values[0], where)], options)
+    if (values.length === 1)
+      return values[0] === null ? this.call('Type.Null', [], options) : this.call('Type.Literal', [tsValue(values[0], where)], options)
     return this.call('Type.Union', [tsList(members, indent)], options)
   }
 
@@ -342,7 +365,8 @@ export class SchemaWriter {
 
     if (names.length === 0 && additional !== false) {
       // A map: any property names, each value matching additionalProperties (anything when absent).
-      const values = additional === undefined || additional === true ? 'Type.Unknown()' : this.write(additional, `${where}.additionalProperties`, indent)
+      const values =
+        additional === undefined || additional === true ? 'Type.Unknown()' : this.write(additional, `${where}.additionalProperties`, indent)
       return this.call('Type.Record', ['Type.String()', values], options)
     }
 
@@ -390,7 +414,8 @@ export function writeComponentSchemas(schemas: Record<string, unknown>, where = 
   const componentNames = new Set(Object.keys(schemas))
   const written = new Map<string, WrittenComponent>()
   for (const [name, schema] of Object.entries(schemas)) {
-    if (!isIdentifier(name)) throw new OpenApiCodegenError(`${where}.${name}`, 'a component schema name must be a valid identifier (letters, digits, _ and $)')
+    if (!isIdentifier(name))
+      throw new OpenApiCodegenError(`${where}.${name}`, 'a component schema name must be a valid identifier (letters, digits, _ and $)')
     const scope: SchemaScope = { componentNames, used: new Set() }
     const code = new SchemaWriter(scope).write(schema, `${where}.${name}`)
     written.set(name, { name, code, dependencies: [...scope.used] })
@@ -402,7 +427,10 @@ export function writeComponentSchemas(schemas: Record<string, unknown>, where = 
     if (status === 'done') return
     if (status === 'visiting') {
       const cycle = [...chain.slice(chain.indexOf(name)), name]
-      throw new OpenApiCodegenError(`${where}.${name}`, `schemas refer to each other in a cycle (${cycle.join(' → ')}); recursive schemas are not supported`)
+      throw new OpenApiCodegenError(
+        `${where}.${name}`,
+        `schemas refer to each other in a cycle (${cycle.join(' → ')}); recursive schemas are not supported`,
+      )
     }
     state.set(name, 'visiting')
     const component = written.get(name)!

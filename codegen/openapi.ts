@@ -39,7 +39,16 @@ const GENERATOR = 'codegen/openapi.ts'
 const SOURCE = 'openapi.yaml'
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
 const OPERATION_KEYS = new Set([
-  'tags', 'summary', 'description', 'externalDocs', 'operationId', 'parameters', 'requestBody', 'responses', 'deprecated', 'security',
+  'tags',
+  'summary',
+  'description',
+  'externalDocs',
+  'operationId',
+  'parameters',
+  'requestBody',
+  'responses',
+  'deprecated',
+  'security',
 ])
 const PARAMETER_KEYS = new Set(['name', 'in', 'description', 'required', 'deprecated', 'schema', 'example', 'examples', 'style', 'explode'])
 const DEFAULT_STYLE: Record<string, string> = { path: 'simple', query: 'form', header: 'simple' }
@@ -210,7 +219,8 @@ function operationSecurity(document: Document, operation: Json, where: string): 
     if (scheme.type !== 'http' || typeof scheme.scheme !== 'string' || scheme.scheme.toLowerCase() !== 'bearer') {
       throw new OpenApiCodegenError(`components.securitySchemes.${name}`, 'only HTTP bearer security schemes are supported')
     }
-    if (Object.keys(nonEmpty[0]!).length > 1) throw new OpenApiCodegenError(securityWhere, 'a requirement naming several schemes is not supported')
+    if (Object.keys(nonEmpty[0]!).length > 1)
+      throw new OpenApiCodegenError(securityWhere, 'a requirement naming several schemes is not supported')
     if (!Array.isArray(list) || !list.every((scope) => typeof scope === 'string')) {
       throw new OpenApiCodegenError(securityWhere, `the scopes of "${name}" must be an array of strings`)
     }
@@ -224,7 +234,10 @@ function operationSecurity(document: Document, operation: Json, where: string): 
     }
     if (scopes.length === 0) scopes = extension as string[]
     else if (extension.length > 0 && [...new Set(extension)].sort().join(' ') !== [...new Set(scopes)].sort().join(' ')) {
-      throw new OpenApiCodegenError(where, `x-required-scopes (${extension.join(', ')}) disagrees with the security requirement's scopes (${scopes.join(', ')})`)
+      throw new OpenApiCodegenError(
+        where,
+        `x-required-scopes (${extension.join(', ')}) disagrees with the security requirement's scopes (${scopes.join(', ')})`,
+      )
     }
   }
   if (new Set(scopes).size !== scopes.length) throw new OpenApiCodegenError(where, 'a scope is listed twice')
@@ -246,19 +259,23 @@ function collectParameters(document: Document, pathItem: Json, operation: Json, 
       const { value, where: at } = document.resolve(item, `${listWhere}[${index}]`)
       for (const keyword of Object.keys(value)) {
         if (keyword === 'content') throw new OpenApiCodegenError(at, 'parameters described by "content" are not supported; use "schema"')
-        if (!PARAMETER_KEYS.has(keyword) && !keyword.startsWith('x-')) throw new OpenApiCodegenError(at, `unsupported parameter field "${keyword}"`)
+        if (!PARAMETER_KEYS.has(keyword) && !keyword.startsWith('x-'))
+          throw new OpenApiCodegenError(at, `unsupported parameter field "${keyword}"`)
       }
       if (typeof value.name !== 'string' || value.name === '') throw new OpenApiCodegenError(at, 'a parameter needs a name')
       const location = value.in
       if (location === 'cookie') throw new OpenApiCodegenError(at, 'cookie parameters are not supported')
-      if (location !== 'path' && location !== 'query' && location !== 'header') throw new OpenApiCodegenError(at, `unknown parameter location ${JSON.stringify(location)}`)
+      if (location !== 'path' && location !== 'query' && location !== 'header')
+        throw new OpenApiCodegenError(at, `unknown parameter location ${JSON.stringify(location)}`)
       if (value.style !== undefined && value.style !== DEFAULT_STYLE[location]) {
         throw new OpenApiCodegenError(at, `style ${JSON.stringify(value.style)} is not supported for ${location} parameters`)
       }
-      if (value.explode !== undefined && value.explode !== (location === 'query')) throw new OpenApiCodegenError(at, `explode ${String(value.explode)} is not supported for ${location} parameters`)
+      if (value.explode !== undefined && value.explode !== (location === 'query'))
+        throw new OpenApiCodegenError(at, `explode ${String(value.explode)} is not supported for ${location} parameters`)
       if (value.schema === undefined) throw new OpenApiCodegenError(at, 'a parameter needs a schema')
       if (location === 'path' && value.required !== true) throw new OpenApiCodegenError(at, 'a path parameter must be required: true')
-      if (value.required !== undefined && typeof value.required !== 'boolean') throw new OpenApiCodegenError(at, '"required" must be a boolean')
+      if (value.required !== undefined && typeof value.required !== 'boolean')
+        throw new OpenApiCodegenError(at, '"required" must be a boolean')
       // Header names are case-insensitive; Node.js hands them to Fastify in lower case.
       const name = location === 'header' ? value.name.toLowerCase() : value.name
       if (location === 'header' && IGNORED_HEADERS.has(name)) return
@@ -272,7 +289,8 @@ function collectParameters(document: Document, pathItem: Json, operation: Json, 
   const parameters = [...byKey.values()]
   const templated = [...path.matchAll(/\{([^{}]+)\}/g)].map((match) => match[1]!)
   for (const name of templated) {
-    if (!/^[A-Za-z_][\w]*$/.test(name)) throw new OpenApiCodegenError(`paths.${path}`, `path parameter {${name}} cannot be a Fastify route parameter`)
+    if (!/^[A-Za-z_][\w]*$/.test(name))
+      throw new OpenApiCodegenError(`paths.${path}`, `path parameter {${name}} cannot be a Fastify route parameter`)
     if (!parameters.some((parameter) => parameter.in === 'path' && parameter.name === name)) {
       throw new OpenApiCodegenError(where, `path parameter {${name}} is not described in parameters`)
     }
@@ -309,7 +327,10 @@ class OperationsWriter {
     if (this.exported.has(name)) throw new OpenApiCodegenError(where, `two declarations would both be named ${name}`)
     // Component constants are imported under their own names.
     if (name.endsWith('Schema') && this.document.componentSchemaNames.has(name.slice(0, -'Schema'.length))) {
-      throw new OpenApiCodegenError(where, `the generated name ${name} collides with the constant for components.schemas.${name.slice(0, -'Schema'.length)}`)
+      throw new OpenApiCodegenError(
+        where,
+        `the generated name ${name} collides with the constant for components.schemas.${name.slice(0, -'Schema'.length)}`,
+      )
     }
     this.exported.add(name)
     return name
@@ -327,13 +348,16 @@ class OperationsWriter {
   operation(path: string, method: string, pathItem: Json, operation: Json, prefix: string): OperationCode {
     const where = `paths.${path}.${method}`
     for (const keyword of Object.keys(operation)) {
-      if (!OPERATION_KEYS.has(keyword) && !keyword.startsWith('x-')) throw new OpenApiCodegenError(where, `unsupported operation field "${keyword}"`)
+      if (!OPERATION_KEYS.has(keyword) && !keyword.startsWith('x-'))
+        throw new OpenApiCodegenError(where, `unsupported operation field "${keyword}"`)
     }
     const id = operation.operationId
-    if (typeof id !== 'string' || !isIdentifier(id)) throw new OpenApiCodegenError(where, 'every operation needs an operationId that is a valid identifier')
+    if (typeof id !== 'string' || !isIdentifier(id))
+      throw new OpenApiCodegenError(where, 'every operation needs an operationId that is a valid identifier')
     const name = pascal(id)
     const tags = operation.tags ?? []
-    if (!Array.isArray(tags) || !tags.every((tag) => typeof tag === 'string')) throw new OpenApiCodegenError(`${where}.tags`, 'must be an array of strings')
+    if (!Array.isArray(tags) || !tags.every((tag) => typeof tag === 'string'))
+      throw new OpenApiCodegenError(`${where}.tags`, 'must be an array of strings')
     const { authenticated, scopes } = operationSecurity(this.document, operation, where)
     const parameters = collectParameters(this.document, pathItem, operation, path, where)
 
@@ -349,7 +373,9 @@ class OperationsWriter {
         return `  ${propertyKey(parameter.name)}: ${parameter.required ? code : `Type.Optional(${code})`},`
       })
       const constant = this.declare(`${name}${part.suffix}Schema`, where)
-      constants.push(`export const ${constant} = Type.Object({\n${lines.join('\n')}\n}, { additionalProperties: ${part.additionalProperties} })`)
+      constants.push(
+        `export const ${constant} = Type.Object({\n${lines.join('\n')}\n}, { additionalProperties: ${part.additionalProperties} })`,
+      )
       types.push(`export type ${this.declare(`${name}${part.suffix}`, where)} = Static<typeof ${constant}>`)
       schemaParts.push(`${part.key}: ${constant},`)
     }
@@ -359,15 +385,18 @@ class OperationsWriter {
     let mediaTypes: string[] = []
     if (operation.requestBody !== undefined) {
       const { value: body, where: bodyWhere } = this.document.resolve(operation.requestBody, `${where}.requestBody`)
-      if (body.required !== undefined && typeof body.required !== 'boolean') throw new OpenApiCodegenError(bodyWhere, '"required" must be a boolean')
+      if (body.required !== undefined && typeof body.required !== 'boolean')
+        throw new OpenApiCodegenError(bodyWhere, '"required" must be a boolean')
       requestBodyRequired = body.required === true
-      if (!isObject(body.content) || Object.keys(body.content).length === 0) throw new OpenApiCodegenError(bodyWhere, 'a request body needs content')
+      if (!isObject(body.content) || Object.keys(body.content).length === 0)
+        throw new OpenApiCodegenError(bodyWhere, 'a request body needs content')
       mediaTypes = Object.keys(body.content)
       // Media types with the same schema share one constant, named after the first of them.
       const groups: Array<{ schema: unknown; key: string; mediaTypes: string[] }> = []
       for (const mediaType of mediaTypes) {
         const media = body.content[mediaType]
-        if (!isObject(media) || media.schema === undefined) throw new OpenApiCodegenError(`${bodyWhere}.content.${mediaType}`, 'a request media type needs a schema')
+        if (!isObject(media) || media.schema === undefined)
+          throw new OpenApiCodegenError(`${bodyWhere}.content.${mediaType}`, 'a request media type needs a schema')
         if (media.encoding !== undefined) throw new OpenApiCodegenError(`${bodyWhere}.content.${mediaType}`, '"encoding" is not supported')
         const key = JSON.stringify(media.schema)
         const group = groups.find((candidate) => candidate.key === key)
@@ -381,7 +410,9 @@ class OperationsWriter {
         constants.push(`export const ${constant} = ${this.schema(group.schema, `${bodyWhere}.content.${group.mediaTypes[0]}.schema`)}`)
         for (const mediaType of group.mediaTypes) constantFor.set(mediaType, constant)
       }
-      types.push(`export type ${this.declare(`${name}Body`, where)} = ${[...new Set(constantFor.values())].map((constant) => `Static<typeof ${constant}>`).join(' | ')}`)
+      types.push(
+        `export type ${this.declare(`${name}Body`, where)} = ${[...new Set(constantFor.values())].map((constant) => `Static<typeof ${constant}>`).join(' | ')}`,
+      )
       if (mediaTypes.length === 1 && mediaTypes[0] === 'application/json') {
         schemaParts.push(`body: ${constantFor.get('application/json')},`)
       } else {
@@ -391,7 +422,8 @@ class OperationsWriter {
     }
 
     // Responses
-    if (!isObject(operation.responses) || Object.keys(operation.responses).length === 0) throw new OpenApiCodegenError(where, 'an operation needs responses')
+    if (!isObject(operation.responses) || Object.keys(operation.responses).length === 0)
+      throw new OpenApiCodegenError(where, 'an operation needs responses')
     const responseLines: string[] = []
     const successStatuses: number[] = []
     for (const [status, raw] of Object.entries(operation.responses)) {
@@ -407,10 +439,14 @@ class OperationsWriter {
       for (const mediaType of responseMediaTypes) {
         const media = response.content[mediaType]
         const mediaWhere = `${responseWhere}.content.${mediaType}`
-        if (!isObject(media) || media.schema === undefined) throw new OpenApiCodegenError(mediaWhere, 'a response media type needs a schema')
+        if (!isObject(media) || media.schema === undefined)
+          throw new OpenApiCodegenError(mediaWhere, 'a response media type needs a schema')
         const json = isJsonMediaType(mediaType)
         // The static type of a JSON response: application/json's schema, else the first +json one's.
-        const typed = json && (mediaType === 'application/json' || !responseMediaTypes.some((other) => other === 'application/json')) && jsonType === undefined
+        const typed =
+          json &&
+          (mediaType === 'application/json' || !responseMediaTypes.some((other) => other === 'application/json')) &&
+          jsonType === undefined
         let code: string
         const inline = !this.isComponentRef(media.schema)
         if (typed && (inline || /^2/.test(key))) {
@@ -429,7 +465,8 @@ class OperationsWriter {
         if (typed && jsonType === undefined) jsonType = code
         content.push(`${tsString(mediaType)}: { schema: ${code} }`)
       }
-      if (jsonType !== undefined) types.push(`export type ${this.declare(`${name}Response${pascal(key)}`, where)} = Static<typeof ${jsonType}>`)
+      if (jsonType !== undefined)
+        types.push(`export type ${this.declare(`${name}Response${pascal(key)}`, where)} = Static<typeof ${jsonType}>`)
       if (content.length === 0) continue
       const single = content.length === 1 && !content[0]!.includes('\n')
       responseLines.push(
@@ -467,7 +504,11 @@ class OperationsWriter {
     if (!isObject(response.headers)) throw new OpenApiCodegenError(`${where}.headers`, 'must be an object')
     for (const [header, raw] of Object.entries(response.headers)) {
       const { value, where: headerWhere } = this.document.resolve(raw, `${where}.headers.${header}`)
-      if (value.schema !== undefined) new SchemaWriter({ componentNames: this.document.componentSchemaNames, used: new Set() }).write(value.schema, `${headerWhere}.schema`)
+      if (value.schema !== undefined)
+        new SchemaWriter({ componentNames: this.document.componentSchemaNames, used: new Set() }).write(
+          value.schema,
+          `${headerWhere}.schema`,
+        )
     }
   }
 }
@@ -562,7 +603,12 @@ export function generateOpenApiFilesFromSource(source: string, sourceName = SOUR
 export async function generateOpenApiFiles(rootOrDocument: string, documentPath?: string): Promise<GeneratedFile[]> {
   let path = documentPath
   if (path === undefined) {
-    const isFile = /\.(ya?ml|json)$/i.test(rootOrDocument) && (await stat(rootOrDocument).then((stats) => stats.isFile(), () => false))
+    const isFile =
+      /\.(ya?ml|json)$/i.test(rootOrDocument) &&
+      (await stat(rootOrDocument).then(
+        (stats) => stats.isFile(),
+        () => false,
+      ))
     path = isFile ? rootOrDocument : join(rootOrDocument, SOURCE)
   }
   const source = await readFile(path, 'utf8')

@@ -114,7 +114,12 @@ async function keyedCreate(instance: Instance, style: 'rest' | 'graphql', key: s
         const response = await fetch(`${instance.http}/api/v1/orders`, {
           method: 'POST',
           headers: { authorization: writer, 'content-type': 'application/json', 'idempotency-key': key },
-          body: JSON.stringify({ items: [{ sku: 'KB-101', qty: 1 }, { sku: 'MS-202', qty: 2 }] }),
+          body: JSON.stringify({
+            items: [
+              { sku: 'KB-101', qty: 1 },
+              { sku: 'MS-202', qty: 2 },
+            ],
+          }),
         })
         count(response.status, 'POST /orders')
         const body = (await response.json()) as { id?: number }
@@ -129,7 +134,10 @@ async function keyedCreate(instance: Instance, style: 'rest' | 'graphql', key: s
           }),
         })
         count(response.status, 'createOrder')
-        const body = (await response.json()) as { data?: { createOrder?: { id: string } | null }; errors?: Array<{ extensions?: { code?: string } }> }
+        const body = (await response.json()) as {
+          data?: { createOrder?: { id: string } | null }
+          errors?: Array<{ extensions?: { code?: string } }>
+        }
         const code = body.errors?.[0]?.extensions?.code
         if (code === 'INTERNAL_SERVER_ERROR') unexpected.push(`createOrder: ${JSON.stringify(body.errors)}`)
         if (body.data?.createOrder) return Number(body.data.createOrder.id)
@@ -156,7 +164,8 @@ async function read(instance: Instance, n: number): Promise<void> {
       })
       count(response.status, 'query orders')
       const body = (await response.json()) as { errors?: Array<{ extensions?: { code?: string } }> }
-      if (body.errors?.some((e) => e.extensions?.code === 'INTERNAL_SERVER_ERROR')) unexpected.push(`query orders: ${JSON.stringify(body.errors)}`)
+      if (body.errors?.some((e) => e.extensions?.code === 'INTERNAL_SERVER_ERROR'))
+        unexpected.push(`query orders: ${JSON.stringify(body.errors)}`)
     }
   } catch {
     // A refused connection during a fault is the client's to retry; reads are not verified.
@@ -231,7 +240,9 @@ try {
       )
       faults++
       lastFault = Date.now()
-      console.log(`chaos: t=${((lastFault - started) / 1000).toFixed(1)} s terminated ${result.rows[0].n} ${everything ? 'backends' : 'listener backends'}`)
+      console.log(
+        `chaos: t=${((lastFault - started) / 1000).toFixed(1)} s terminated ${result.rows[0].n} ${everything ? 'backends' : 'listener backends'}`,
+      )
     }
   })()
 
@@ -261,9 +272,12 @@ try {
   await faulting
 
   // Every committed order must reach both subscribers; give delivery time to catch up.
-  const orders = (await queryTarget<{ id: string }>('select id from orders where id > $1 order by id', [baseline])).rows.map((r) => Number(r.id))
+  const orders = (await queryTarget<{ id: string }>('select id from orders where id > $1 order by id', [baseline])).rows.map((r) =>
+    Number(r.id),
+  )
   const settleUntil = Date.now() + 20_000
-  while (Date.now() < settleUntil && subscribers.some((s) => new Set(s.received.filter((id) => id > baseline)).size < orders.length)) await sleep(200)
+  while (Date.now() < settleUntil && subscribers.some((s) => new Set(s.received.filter((id) => id > baseline)).size < orders.length))
+    await sleep(200)
   clearInterval(rssTimer)
 
   const keys = [...created.keys()]
@@ -271,7 +285,9 @@ try {
   const distinctIds = new Set([...created.values()].filter((id): id is number => id !== undefined))
   const duplicatedOrders = orders.length - distinctIds.size
   console.log('\nchaos: results')
-  console.log(`  keyed creates         ${keys.length} (${keys.filter((k) => k.includes('rest')).length} REST, ${keys.filter((k) => k.includes('graphql')).length} GraphQL)`)
+  console.log(
+    `  keyed creates         ${keys.length} (${keys.filter((k) => k.includes('rest')).length} REST, ${keys.filter((k) => k.includes('graphql')).length} GraphQL)`,
+  )
   console.log(`  orders in database    ${orders.length}`)
   console.log(`  lost orders           ${unresolved.length} (keys never answered with an order within 60 s)`)
   console.log(`  duplicated orders     ${duplicatedOrders} (orders in the database beyond one per key)`)
@@ -280,15 +296,26 @@ try {
     const seen = new Set(ids)
     const lost = orders.filter((id) => !seen.has(id)).length
     const duplicated = ids.length - seen.size
-    console.log(`  events on ${instances[index]!.name}           ${seen.size}/${orders.length} delivered, ${lost} lost, ${duplicated} duplicated`)
+    console.log(
+      `  events on ${instances[index]!.name}           ${seen.size}/${orders.length} delivered, ${lost} lost, ${duplicated} duplicated`,
+    )
     if (lost > 0 || duplicated > 0) exitCode = 1
   }
   console.log(`  faults injected       ${faults}`)
-  console.log(`  recovery after fault  ${recoveries.length ? `median ${median(recoveries)} ms, max ${Math.max(...recoveries)} ms (fault → next successful create)` : 'n/a'}`)
-  console.log(`  statuses              ${[...statuses.entries()].sort().map(([s, n]) => `${s}×${n}`).join(' ')}`)
+  console.log(
+    `  recovery after fault  ${recoveries.length ? `median ${median(recoveries)} ms, max ${Math.max(...recoveries)} ms (fault → next successful create)` : 'n/a'}`,
+  )
+  console.log(
+    `  statuses              ${[...statuses.entries()]
+      .sort()
+      .map(([s, n]) => `${s}×${n}`)
+      .join(' ')}`,
+  )
   console.log(`  unexpected 5xx        ${unexpected.length}${unexpected.length ? `: ${unexpected.slice(0, 5).join(' | ')}` : ''}`)
   for (const instance of instances) {
-    console.log(`  RSS ${instance.name} (MB, 1 s)      ${instance.rss.map((mb) => mb.toFixed(0)).join(' ')}${instance.exited ? '  (EXITED)' : ''}`)
+    console.log(
+      `  RSS ${instance.name} (MB, 1 s)      ${instance.rss.map((mb) => mb.toFixed(0)).join(' ')}${instance.exited ? '  (EXITED)' : ''}`,
+    )
     if (instance.exited) exitCode = 1
   }
   if (unresolved.length > 0 || duplicatedOrders !== 0 || unexpected.length > 0) exitCode = 1

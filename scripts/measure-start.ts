@@ -34,7 +34,10 @@ async function once(dataDir: string, port: number): Promise<{ wall: number; cpu:
   try {
     for (;;) {
       if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}`)
-      const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((response) => response.status === 200, () => false)
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+        (response) => response.status === 200,
+        () => false,
+      )
       if (ready) return { wall: performance.now() - started, cpu: await cpuMs(child.pid!) }
       await sleep(20)
     }

@@ -67,7 +67,14 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       // A credential never reaches the logs, wherever a serializer might put it.
       redact: {
         // rawPacket: the bytes of a request Node could not parse, headers and all (trace level).
-        paths: ['req.headers.authorization', 'headers.authorization', 'request.headers.authorization', '*.authorization', 'authorization', 'err.rawPacket'],
+        paths: [
+          'req.headers.authorization',
+          'headers.authorization',
+          'request.headers.authorization',
+          '*.authorization',
+          'authorization',
+          'err.rawPacket',
+        ],
         censor: '[redacted]',
       },
       // …and neither does a token sent in the query string, which is otherwise ignored.
@@ -100,7 +107,13 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(redisPlugin, { url: config.redisUrl })
   await app.register(authPlugin, { jwtSecret: config.jwtSecret })
   await app.register(rateLimitPlugin, { max: config.rateLimit.max, windowMs: config.rateLimit.windowMs, redis: app.redis })
-  await app.register(dbPlugin, { database: options.database, url: config.databaseUrl, dataDir: config.dataDir, seed: config.seed, statementTimeoutMs: config.databaseStatementTimeoutMs })
+  await app.register(dbPlugin, {
+    database: options.database,
+    url: config.databaseUrl,
+    dataDir: config.dataDir,
+    seed: config.seed,
+    statementTimeoutMs: config.databaseStatementTimeoutMs,
+  })
   // Observability (issue 15), before any route so that every route is measured and traced.
   await app.register(tracingPlugin, { config: config.tracing, spanExporter: options.spanExporter })
   await app.register(requestCost)

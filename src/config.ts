@@ -164,7 +164,12 @@ function corsOrigins(env: Env): string[] | '*' | undefined {
     } catch {
       parsed = undefined
     }
-    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.origin !== origin || parsed.hostname.includes('*')) {
+    if (
+      !parsed ||
+      (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') ||
+      parsed.origin !== origin ||
+      parsed.hostname.includes('*')
+    ) {
       throw new ConfigError(
         'CORS_ORIGINS',
         `must be * or comma-separated origins such as https://app.example.com (scheme, host and optional port; no path, no trailing slash), got "${origin}"`,
@@ -231,13 +236,15 @@ function metricsToken(env: Env): string | undefined {
   if (token === undefined || token === '') return undefined
   // It travels as a bearer token: the same characters the Authorization header accepts.
   if (!/^[A-Za-z0-9_\-.~+/]+=*$/.test(token)) throw new ConfigError('METRICS_TOKEN', 'must be a bearer token (letters, digits and -._~+/)')
-  if (token.length < MIN_METRICS_TOKEN_LENGTH) throw new ConfigError('METRICS_TOKEN', `must be at least ${MIN_METRICS_TOKEN_LENGTH} characters`)
+  if (token.length < MIN_METRICS_TOKEN_LENGTH)
+    throw new ConfigError('METRICS_TOKEN', `must be at least ${MIN_METRICS_TOKEN_LENGTH} characters`)
   return token
 }
 
 function tracing(env: Env): AppConfig['tracing'] {
   const serviceName = env.OTEL_SERVICE_NAME || 'contract-api'
-  const endpoint = url(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', ['http:', 'https:']) ?? url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:'])
+  const endpoint =
+    url(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', ['http:', 'https:']) ?? url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:'])
   if (boolean(env, 'OTEL_SDK_DISABLED', false)) return { exporter: undefined, serviceName }
   const exporter = env.OTEL_TRACES_EXPORTER || 'otlp'
   if (exporter === 'none') return { exporter: undefined, serviceName }
@@ -252,7 +259,10 @@ function httpTimeouts(env: Env): AppConfig['http'] {
   const requestTimeoutMs = duration(env, 'HTTP_REQUEST_TIMEOUT', 30_000, 100)
   // Node refuses a headers timeout longer than the request timeout, which includes the headers.
   if (headersTimeoutMs > requestTimeoutMs) {
-    throw new ConfigError('HTTP_HEADERS_TIMEOUT', `must not be longer than HTTP_REQUEST_TIMEOUT (${requestTimeoutMs} ms), got ${headersTimeoutMs} ms`)
+    throw new ConfigError(
+      'HTTP_HEADERS_TIMEOUT',
+      `must not be longer than HTTP_REQUEST_TIMEOUT (${requestTimeoutMs} ms), got ${headersTimeoutMs} ms`,
+    )
   }
   return { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs: duration(env, 'HTTP_KEEP_ALIVE_TIMEOUT', 5000, 100) }
 }

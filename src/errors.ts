@@ -60,8 +60,7 @@ export class ApiError extends Error {
   }
 }
 
-export const badRequest = (code: string, detail: string, errors?: FieldError[]) =>
-  new ApiError(400, code, detail, errors ? { errors } : {})
+export const badRequest = (code: string, detail: string, errors?: FieldError[]) => new ApiError(400, code, detail, errors ? { errors } : {})
 
 export const validationFailed = (errors: FieldError[]) =>
   new ApiError(400, 'VALIDATION_FAILED', `The request is invalid: ${errors.length} problem(s) found.`, { errors })

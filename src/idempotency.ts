@@ -45,7 +45,11 @@ export function idempotencyKeyOfHeader(value: string): string {
 export function validateIdempotencyKey(key: string, location: 'header' | 'argument'): void {
   if (!KEY_PATTERN.test(key)) {
     throw badRequest('INVALID_IDEMPOTENCY_KEY', 'An Idempotency-Key is 1-255 printable ASCII characters.', [
-      { in: location === 'header' ? 'header' : 'body', name: location === 'header' ? 'Idempotency-Key' : 'idempotencyKey', message: 'must be 1-255 printable ASCII characters' },
+      {
+        in: location === 'header' ? 'header' : 'body',
+        name: location === 'header' ? 'Idempotency-Key' : 'idempotencyKey',
+        message: 'must be 1-255 printable ASCII characters',
+      },
     ])
   }
 }
@@ -121,7 +125,11 @@ export async function runIdempotent<T>(
     if (!attempt.succeeded) throw attempt.error
     return { value: attempt.value, replayed: false }
   } catch (error) {
-    if (!trx.isCommitted && !trx.isRolledBack) await trx.rollback().execute().catch(() => {})
+    if (!trx.isCommitted && !trx.isRolledBack)
+      await trx
+        .rollback()
+        .execute()
+        .catch(() => {})
     throw error
   }
 }
@@ -135,12 +143,21 @@ interface SerializedError {
 }
 
 function serializeError(error: ApiError): SerializedError {
-  return { status: error.status, code: error.code, detail: error.detail, ...(error.errors ? { errors: error.errors } : {}), headers: error.headers }
+  return {
+    status: error.status,
+    code: error.code,
+    detail: error.detail,
+    ...(error.errors ? { errors: error.errors } : {}),
+    headers: error.headers,
+  }
 }
 
 /** A stored 4xx outcome replays as the same error, marked replayed. */
 function throwStoredError(body: unknown): void {
   if (!body || typeof body !== 'object' || !('__error' in body)) return
   const e = (body as { __error: SerializedError }).__error
-  throw new ApiError(e.status, e.code, e.detail, { ...(e.errors ? { errors: e.errors } : {}), headers: { ...e.headers, 'idempotent-replayed': 'true' } })
+  throw new ApiError(e.status, e.code, e.detail, {
+    ...(e.errors ? { errors: e.errors } : {}),
+    headers: { ...e.headers, 'idempotent-replayed': 'true' },
+  })
 }

@@ -27,7 +27,10 @@ export function describeDatabase(config: Pick<AppConfig, 'databaseUrl' | 'dataDi
  * `address` is where the server listens (`http://127.0.0.1:3000`); links use PUBLIC_URL when it
  * is set, and a wildcard listen address (0.0.0.0, ::) is shown as localhost, which a browser can open.
  */
-export function startBanner(config: Pick<AppConfig, 'databaseUrl' | 'dataDir' | 'redisUrl' | 'publicUrl' | 'jwtSecretIsDefault' | 'nodeEnv'>, address: string): string {
+export function startBanner(
+  config: Pick<AppConfig, 'databaseUrl' | 'dataDir' | 'redisUrl' | 'publicUrl' | 'jwtSecretIsDefault' | 'nodeEnv'>,
+  address: string,
+): string {
   const base = config.publicUrl ?? address.replace(/\/\/(0\.0\.0\.0|\[::\])(?=:|$)/, '//localhost')
   const ws = base.replace(/^http/, 'ws')
   const rows: Array<[string, string]> = [

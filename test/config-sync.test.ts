@@ -21,7 +21,11 @@ function readmeVariables(readme: string): string[] {
 }
 
 function configVariables(source: string): string[] {
-  return sorted([...source.matchAll(/\benv(?:\.([A-Z][A-Z0-9_]*)|, '([A-Z][A-Z0-9_]*)'|\[['"]([A-Z][A-Z0-9_]*)['"]\])/g)].map((match) => match[1] ?? match[2] ?? match[3]!))
+  return sorted(
+    [...source.matchAll(/\benv(?:\.([A-Z][A-Z0-9_]*)|, '([A-Z][A-Z0-9_]*)'|\[['"]([A-Z][A-Z0-9_]*)['"]\])/g)].map(
+      (match) => match[1] ?? match[2] ?? match[3]!,
+    ),
+  )
 }
 
 function exampleEntries(example: string): Array<[string, string]> {
@@ -48,8 +52,12 @@ t.test('.env.example shows the defaults: with every value uncommented the config
 })
 
 t.test('the comparison is not vacuous: a variable missing from one list is seen', async (t) => {
-  const readme = '## Configuration\n\n| Variable | Default | Meaning |\n|---|---|---|\n| `HOST`, `PORT` | x | y |\n\n## Next\n| `NOT_CONFIG` | |\n'
+  const readme =
+    '## Configuration\n\n| Variable | Default | Meaning |\n|---|---|---|\n| `HOST`, `PORT` | x | y |\n\n## Next\n| `NOT_CONFIG` | |\n'
   t.same(readmeVariables(readme), ['HOST', 'PORT'])
   t.same(configVariables("env.HOST || integer(env, 'PORT', 3000) env['X_Y']"), ['HOST', 'PORT', 'X_Y'])
-  t.same(exampleEntries('# A=1\nB=\n# not a variable\n'), [['A', '1'], ['B', '']])
+  t.same(exampleEntries('# A=1\nB=\n# not a variable\n'), [
+    ['A', '1'],
+    ['B', ''],
+  ])
 })

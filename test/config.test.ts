@@ -44,7 +44,10 @@ t.test('a bad value stops the start with a message naming the variable', async (
     [{ PUBLIC_URL: 'ftp://api.example.com' }, /^Invalid configuration: PUBLIC_URL must start with http:\/\/ or https:\/\//],
     [{ PUBLIC_URL: 'https://api.example.com/?x=1' }, /^Invalid configuration: PUBLIC_URL must be a base URL without a query or fragment/],
     [{ PUBLIC_URL: 'https://user:pw@api.example.com' }, /^Invalid configuration: PUBLIC_URL must not contain credentials/],
-    [{ CORS_ORIGINS: 'https://app.example.com/' }, /^Invalid configuration: CORS_ORIGINS must be \* or comma-separated origins .*got "https:\/\/app.example.com\/"/],
+    [
+      { CORS_ORIGINS: 'https://app.example.com/' },
+      /^Invalid configuration: CORS_ORIGINS must be \* or comma-separated origins .*got "https:\/\/app.example.com\/"/,
+    ],
     [{ CORS_ORIGINS: 'https://app.example.com/path' }, /^Invalid configuration: CORS_ORIGINS .*got "https:\/\/app.example.com\/path"/],
     [{ CORS_ORIGINS: 'app.example.com' }, /^Invalid configuration: CORS_ORIGINS .*got "app.example.com"/],
     [{ CORS_ORIGINS: 'https://a.example.com,,https://b.example.com' }, /^Invalid configuration: CORS_ORIGINS .*got ""/],
@@ -71,11 +74,16 @@ t.test('durations accept units', async (t) => {
   t.equal(loadConfig({ SUBSCRIPTION_MAX_PER_CONNECTION: '5' }).subscriptions.maxPerConnection, 5)
   t.equal(loadConfig({}).databaseStatementTimeoutMs, 5000, 'DB_STATEMENT_TIMEOUT is 5 s by default (decisions §12)')
   t.equal(loadConfig({ DB_STATEMENT_TIMEOUT: '1s' }).databaseStatementTimeoutMs, 1000)
-  t.same(loadConfig({}).http, { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5000 }, 'HTTP timeouts of decisions §12')
   t.same(
-    loadConfig({ HTTP_HEADERS_TIMEOUT: '300ms', HTTP_REQUEST_TIMEOUT: '1s', HTTP_KEEP_ALIVE_TIMEOUT: '2s' }).http,
-    { headersTimeoutMs: 300, requestTimeoutMs: 1000, keepAliveTimeoutMs: 2000 },
+    loadConfig({}).http,
+    { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5000 },
+    'HTTP timeouts of decisions §12',
   )
+  t.same(loadConfig({ HTTP_HEADERS_TIMEOUT: '300ms', HTTP_REQUEST_TIMEOUT: '1s', HTTP_KEEP_ALIVE_TIMEOUT: '2s' }).http, {
+    headersTimeoutMs: 300,
+    requestTimeoutMs: 1000,
+    keepAliveTimeoutMs: 2000,
+  })
 })
 
 t.test('PUBLIC_URL is a base URL; its trailing slashes are dropped', async (t) => {
@@ -90,14 +98,23 @@ t.test('CORS is off unless CORS_ORIGINS is set: * or a list of exact origins', a
   t.equal(loadConfig({ CORS_ORIGINS: '' }).corsOrigins, undefined)
   t.equal(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins, '*')
   t.same(loadConfig({ CORS_ORIGINS: 'https://app.example.com' }).corsOrigins, ['https://app.example.com'])
-  t.same(loadConfig({ CORS_ORIGINS: 'https://app.example.com, http://localhost:5173' }).corsOrigins, ['https://app.example.com', 'http://localhost:5173'])
+  t.same(loadConfig({ CORS_ORIGINS: 'https://app.example.com, http://localhost:5173' }).corsOrigins, [
+    'https://app.example.com',
+    'http://localhost:5173',
+  ])
 })
 
 t.test('METRICS_TOKEN: /metrics is open without it; a token is a bearer token of at least 16 characters', async (t) => {
   t.equal(loadConfig({}).metricsToken, undefined)
   t.equal(loadConfig({ METRICS_TOKEN: 'scrape-token-0123456789' }).metricsToken, 'scrape-token-0123456789')
-  t.throws(() => loadConfig({ METRICS_TOKEN: 'short' }), { name: 'ConfigError', message: /^Invalid configuration: METRICS_TOKEN must be at least 16 characters/ })
-  t.throws(() => loadConfig({ METRICS_TOKEN: 'has spaces in it, many' }), { name: 'ConfigError', message: /^Invalid configuration: METRICS_TOKEN must be a bearer token/ })
+  t.throws(() => loadConfig({ METRICS_TOKEN: 'short' }), {
+    name: 'ConfigError',
+    message: /^Invalid configuration: METRICS_TOKEN must be at least 16 characters/,
+  })
+  t.throws(() => loadConfig({ METRICS_TOKEN: 'has spaces in it, many' }), {
+    name: 'ConfigError',
+    message: /^Invalid configuration: METRICS_TOKEN must be a bearer token/,
+  })
 })
 
 t.test('tracing is off unless the standard OpenTelemetry variables turn it on', async (t) => {
@@ -109,6 +126,12 @@ t.test('tracing is off unless the standard OpenTelemetry variables turn it on', 
   t.equal(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_EXPORTER: 'none' }).tracing.exporter, undefined)
   t.equal(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).tracing.exporter, undefined)
   t.equal(loadConfig({ OTEL_SERVICE_NAME: 'orders-eu' }).tracing.serviceName, 'orders-eu')
-  t.throws(() => loadConfig({ OTEL_TRACES_EXPORTER: 'zipkin' }), { name: 'ConfigError', message: /^Invalid configuration: OTEL_TRACES_EXPORTER must be otlp, console or none/ })
-  t.throws(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }), { name: 'ConfigError', message: /^Invalid configuration: OTEL_EXPORTER_OTLP_ENDPOINT/ })
+  t.throws(() => loadConfig({ OTEL_TRACES_EXPORTER: 'zipkin' }), {
+    name: 'ConfigError',
+    message: /^Invalid configuration: OTEL_TRACES_EXPORTER must be otlp, console or none/,
+  })
+  t.throws(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }), {
+    name: 'ConfigError',
+    message: /^Invalid configuration: OTEL_EXPORTER_OTLP_ENDPOINT/,
+  })
 })

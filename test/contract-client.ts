@@ -25,7 +25,13 @@ export function contractClient(app: FastifyInstance, t: Assertions, headers: Rec
       headers: Object.fromEntries(request.headers.entries()),
       ...(payload !== undefined ? { payload } : {}),
     })
-    const violations = contractViolations({ method: request.method, url: url.pathname + url.search, statusCode: response.statusCode, headers: response.headers, body: response.body })
+    const violations = contractViolations({
+      method: request.method,
+      url: url.pathname + url.search,
+      statusCode: response.statusCode,
+      headers: response.headers,
+      body: response.body,
+    })
     if (violations.length > 0) t.fail(`contract violation: ${violations.join('; ')}`)
     const responseHeaders = new Headers()
     for (const [name, value] of Object.entries(response.headers)) if (value !== undefined) responseHeaders.set(name, String(value))

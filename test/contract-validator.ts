@@ -67,9 +67,13 @@ export function contractViolations(response: ObservedResponse): string[] {
   const { operation } = found
   const documented = operation.responses[String(response.statusCode)] ?? operation.responses.default
   if (!documented) return [`${operation.operationId}: status ${response.statusCode} is not documented`]
-  const resolved = ('$ref' in documented ? document.components.responses[String(documented.$ref).split('/').pop()!] : documented) as ContractResponse
+  const resolved = (
+    '$ref' in documented ? document.components.responses[String(documented.$ref).split('/').pop()!] : documented
+  ) as ContractResponse
   const problems: string[] = []
-  const contentType = String(response.headers['content-type'] ?? '').split(';')[0]!.trim()
+  const contentType = String(response.headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim()
   if (!resolved.content) {
     if (response.body !== '') problems.push(`${operation.operationId} ${response.statusCode}: documented without a body, got one`)
     return problems

@@ -72,7 +72,11 @@ export interface BuildOptions extends TestDatabaseOptions {
  */
 export async function build(t: Teardown, options: BuildOptions = {}): Promise<FastifyInstance> {
   const database = options.database ?? (await createTestDatabase(t, options))
-  const app = await buildApp({ config: testConfig(options.env), database, ...(options.loggerStream ? { loggerStream: options.loggerStream } : {}) })
+  const app = await buildApp({
+    config: testConfig(options.env),
+    database,
+    ...(options.loggerStream ? { loggerStream: options.loggerStream } : {}),
+  })
   t.teardown(() => app.close())
   if (!options.uncheckedResponses && t.fail) checkResponsesAgainstContract(app, t.fail.bind(t))
   return app
@@ -85,7 +89,13 @@ function checkResponsesAgainstContract(app: FastifyInstance, fail: (message: str
     const url = typeof options.url === 'string' ? options.url : ''
     const method = (options.method ?? 'GET').toUpperCase()
     if (url.startsWith('/api/v1/') && method !== 'HEAD') {
-      const violations = contractViolations({ method, url, statusCode: response.statusCode, headers: response.headers, body: response.body })
+      const violations = contractViolations({
+        method,
+        url,
+        statusCode: response.statusCode,
+        headers: response.headers,
+        body: response.body,
+      })
       // A method a path does not have (405) and a path that does not exist (404) answer outside
       // any operation, so no operation documents them.
       const outsideOperations =

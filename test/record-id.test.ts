@@ -16,7 +16,24 @@ const NON_CANONICAL = ['0x10', '3.0', '%203', '+3', '03', '1e1', '0', '-3', '3%2
 
 t.test('parseRecordId accepts exactly ^[1-9][0-9]{0,9}$ up to 2147483647', async (t) => {
   for (const text of ['1', '3', '16', '2147483647', '1000000000']) t.equal(parseRecordId(text), Number(text), text)
-  for (const text of ['0x10', '3.0', ' 3', '3 ', '+3', '03', '1e1', '0', '-3', '', '３', '2147483648', '9999999999', '12345678901', '1_0', 'Infinity']) {
+  for (const text of [
+    '0x10',
+    '3.0',
+    ' 3',
+    '3 ',
+    '+3',
+    '03',
+    '1e1',
+    '0',
+    '-3',
+    '',
+    '３',
+    '2147483648',
+    '9999999999',
+    '12345678901',
+    '1_0',
+    'Infinity',
+  ]) {
     t.equal(parseRecordId(text), undefined, JSON.stringify(text))
   }
 })
@@ -54,7 +71,11 @@ t.test('every REST operation with a path id answers 400 naming the parameter for
       t.match(response.headers['content-type'], /^application\/problem\+json/, label)
       const problem = response.json()
       t.equal(problem.code, 'VALIDATION_FAILED', label)
-      t.same(problem.errors.map((error: { in: string; name: string }) => [error.in, error.name]), [['path', 'id']], `${label} names the path id`)
+      t.same(
+        problem.errors.map((error: { in: string; name: string }) => [error.in, error.name]),
+        [['path', 'id']],
+        `${label} names the path id`,
+      )
     }
   }
 })
@@ -98,7 +119,9 @@ function idInputs(type: GraphQLInputType, path: string, seen = new Set<string>()
 t.test('every GraphQL ID argument of Query and Mutation is BAD_USER_INPUT when not canonical', async (t) => {
   const schema = buildSchema(await readFile(new URL('../schema.graphql', import.meta.url), 'utf8'))
   const idArguments = [schema.getQueryType()!, schema.getMutationType()!].flatMap((type) =>
-    Object.values(type.getFields()).flatMap((field) => field.args.flatMap((arg) => idInputs(arg.type, `${type.name}.${field.name}.${arg.name}`))),
+    Object.values(type.getFields()).flatMap((field) =>
+      field.args.flatMap((arg) => idInputs(arg.type, `${type.name}.${field.name}.${arg.name}`)),
+    ),
   )
   t.same([...idArguments].sort(), Object.keys(GRAPHQL_CASES).sort(), 'the cases cover every ID argument of the schema')
 
@@ -112,7 +135,12 @@ t.test('every GraphQL ID argument of Query and Mutation is BAD_USER_INPUT when n
       t.match(error?.extensions.errors?.[0], { name: argument.split('.').slice(2).join('.') }, `${argument}: the error names it`)
     }
   }
-  const canonical = await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query: GRAPHQL_CASES['Query.user.id'], variables: { id: '3' } } })
+  const canonical = await app.inject({
+    method: 'POST',
+    url: '/graphql',
+    headers: admin,
+    payload: { query: GRAPHQL_CASES['Query.user.id'], variables: { id: '3' } },
+  })
   t.same(canonical.json().data, { user: { id: '3' } }, 'a canonical id is read as written')
   const articles = await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query: '{ article(id: 1) { id } }' } })
   t.same(articles.json().data, { article: { id: '1' } }, 'article 1 survived every refused deleteArticle')

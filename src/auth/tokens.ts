@@ -40,7 +40,8 @@ export function createTokenVerifier(secret: string): (token: string) => TokenVer
         if (error.code === TokenError.codes.expired) return { ok: false, reason: 'The token has expired.' }
         if (error.code === TokenError.codes.inactive) return { ok: false, reason: 'The token is not valid yet.' }
         if (error.code === TokenError.codes.invalidSignature) return { ok: false, reason: 'The token signature is invalid.' }
-        if (error.code === TokenError.codes.missingRequiredClaim) return { ok: false, reason: 'The token lacks a required claim (sub, exp).' }
+        if (error.code === TokenError.codes.missingRequiredClaim)
+          return { ok: false, reason: 'The token lacks a required claim (sub, exp).' }
         if (error.code === TokenError.codes.invalidAlgorithm) return { ok: false, reason: 'The token must be signed with HS256.' }
       }
       return { ok: false, reason: 'The token is malformed.' }

@@ -44,7 +44,11 @@ export const invalidCommand = (errors: FieldError[]) =>
 function asSent(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(asSent)
   if (typeof value !== 'object' || value === null) return value
-  return Object.fromEntries(Object.entries(value).filter(([, inner]) => inner !== undefined).map(([key, inner]) => [key, asSent(inner)]))
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([, inner]) => inner !== undefined)
+      .map(([key, inner]) => [key, asSent(inner)]),
+  )
 }
 
 export function createCommandValidator() {

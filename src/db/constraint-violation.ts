@@ -27,7 +27,10 @@ const VIOLATIONS: Record<string, { status: 409 | 422; code: string; what: string
 function describeConstraint(constraint: string | undefined, table: string | undefined, column: string | undefined): string {
   if (table && column) return ` (${table}.${column})`
   if (!constraint) return table ? ` (${table})` : ''
-  const named = table && constraint.startsWith(`${table}_`) ? constraint.slice(table.length + 1).replace(/_(check|key|fkey|pkey|not_null)$/, '') : undefined
+  const named =
+    table && constraint.startsWith(`${table}_`)
+      ? constraint.slice(table.length + 1).replace(/_(check|key|fkey|pkey|not_null)$/, '')
+      : undefined
   return named && named !== 'pkey' ? ` (${table}.${named})` : table ? ` (${table})` : ''
 }
 

@@ -1,5 +1,14 @@
 import { PGlite } from '@electric-sql/pglite'
-import { Kysely, Migrator, PostgresDialect, type LogEvent, type PostgresCursor, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult } from 'kysely'
+import {
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  type LogEvent,
+  type PostgresCursor,
+  type PostgresPool,
+  type PostgresPoolClient,
+  type PostgresQueryResult,
+} from 'kysely'
 import { PGliteDialect } from './pglite-dialect.ts'
 import pg from 'pg'
 import { mkdir } from 'node:fs/promises'
@@ -106,8 +115,20 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
     // client's own listener has already reported it.
     pool.on('error', () => {})
     let connectTimeouts = 0
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: droppingSilentConnections(pool, () => void connectTimeouts++) }), log })
-    return { db, kind: 'postgres', url, pool, pglite: undefined, observeQueries, connectTimeouts: () => connectTimeouts, close: () => db.destroy() }
+    const db = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: droppingSilentConnections(pool, () => void connectTimeouts++) }),
+      log,
+    })
+    return {
+      db,
+      kind: 'postgres',
+      url,
+      pool,
+      pglite: undefined,
+      observeQueries,
+      connectTimeouts: () => connectTimeouts,
+      close: () => db.destroy(),
+    }
   }
 
   // No statement timeout on PGlite: it is one session inside this process, so no other session can
@@ -125,7 +146,16 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
     startParams: [...PGLITE_DEFAULT_START_PARAMS, '-c', 'log_startup_progress_interval=0'],
   })
   const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }), log })
-  return { db, kind: 'pglite', url: undefined, pool: undefined, pglite, observeQueries, connectTimeouts: () => 0, close: () => db.destroy() }
+  return {
+    db,
+    kind: 'pglite',
+    url: undefined,
+    pool: undefined,
+    pglite,
+    observeQueries,
+    connectTimeouts: () => 0,
+    close: () => db.destroy(),
+  }
 }
 
 /**
@@ -147,7 +177,11 @@ function statementLog(onQuery: ((event: LogEvent) => void) | undefined) {
 }
 
 /** pg-pool's and pg's words for "no connection within connectionTimeoutMillis". */
-const CONNECT_TIMEOUT_MESSAGES = new Set(['timeout exceeded when trying to connect', 'Connection terminated due to connection timeout', 'timeout expired'])
+const CONNECT_TIMEOUT_MESSAGES = new Set([
+  'timeout exceeded when trying to connect',
+  'Connection terminated due to connection timeout',
+  'timeout expired',
+])
 
 /**
  * The pool as Kysely sees it, except that a client whose query went unanswered past query_timeout
@@ -175,7 +209,10 @@ function droppingSilentConnections(pool: pg.Pool, onConnectTimeout: () => void):
       }
       function query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>
       function query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>
-      function query<R>(sqlOrCursor: string | PostgresCursor<R>, parameters: ReadonlyArray<unknown> = []): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
+      function query<R>(
+        sqlOrCursor: string | PostgresCursor<R>,
+        parameters: ReadonlyArray<unknown> = [],
+      ): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
         // Kysely passes a cursor only when the dialect is given a `cursor` class; this one is not.
         if (typeof sqlOrCursor !== 'string') throw new Error('Streaming queries are not configured.')
         return run<R>(sqlOrCursor, parameters)

@@ -22,5 +22,10 @@ export function afterPosition<Field extends string>(sort: KeysetSort<Field>, aft
 /** The ORDER BY columns of a sort, id last as the tie-breaker. */
 export function orderColumns<Field extends string>(sort: KeysetSort<Field>): Array<[Field | 'id', 'asc' | 'desc']> {
   const direction = sort.descending ? 'desc' : 'asc'
-  return sort.field === 'id' ? [['id', direction]] : [[sort.field, direction], ['id', direction]]
+  return sort.field === 'id'
+    ? [['id', direction]]
+    : [
+        [sort.field, direction],
+        ['id', direction],
+      ]
 }

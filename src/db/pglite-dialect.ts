@@ -73,7 +73,9 @@ class PGliteConnection implements DatabaseConnection {
     const tx = await Promise.race([started, closed.then(() => Promise.reject(new Error('PGlite transaction ended before it began')))])
     this.#transaction = { tx, end, closed }
     if (settings.isolationLevel || settings.accessMode) {
-      const modes = [settings.isolationLevel ? `isolation level ${settings.isolationLevel}` : '', settings.accessMode ?? ''].filter(Boolean).join(' ')
+      const modes = [settings.isolationLevel ? `isolation level ${settings.isolationLevel}` : '', settings.accessMode ?? '']
+        .filter(Boolean)
+        .join(' ')
       await tx.query(`set transaction ${modes}`)
     }
   }

@@ -27,11 +27,32 @@ const products = [
 const orders: Array<{ user: number; status: OrderStatus; items: Array<{ sku: string; qty: number }> }> = [
   { user: 2, status: 'paid', items: [{ sku: 'MN-303', qty: 1 }] },
   { user: 2, status: 'cancelled', items: [{ sku: 'WC-606', qty: 1 }] },
-  { user: 2, status: 'pending', items: [{ sku: 'KB-101', qty: 1 }, { sku: 'CB-404', qty: 2 }] },
+  {
+    user: 2,
+    status: 'pending',
+    items: [
+      { sku: 'KB-101', qty: 1 },
+      { sku: 'CB-404', qty: 2 },
+    ],
+  },
   { user: 3, status: 'refunded', items: [{ sku: 'HD-505', qty: 1 }] },
-  { user: 3, status: 'paid', items: [{ sku: 'MS-202', qty: 2 }, { sku: 'CB-404', qty: 1 }] },
+  {
+    user: 3,
+    status: 'paid',
+    items: [
+      { sku: 'MS-202', qty: 2 },
+      { sku: 'CB-404', qty: 1 },
+    ],
+  },
   { user: 3, status: 'pending', items: [{ sku: 'KB-101', qty: 2 }] },
-  { user: 1, status: 'paid', items: [{ sku: 'MN-303', qty: 2 }, { sku: 'KB-101', qty: 1 }] },
+  {
+    user: 1,
+    status: 'paid',
+    items: [
+      { sku: 'MN-303', qty: 2 },
+      { sku: 'KB-101', qty: 1 },
+    ],
+  },
 ]
 
 const articles = [

@@ -29,7 +29,9 @@ export function parseId(value: string | number, argument: string): number {
 export function parseCount(value: number | null | undefined, argument: string, fallback = 20): number {
   const count = value ?? fallback
   if (!Number.isInteger(count) || count < 1 || count > 100) {
-    throw badRequest('INVALID_PAGE_SIZE', `${argument} must be between 1 and 100.`, [{ in: 'body', name: argument, message: 'must be between 1 and 100' }])
+    throw badRequest('INVALID_PAGE_SIZE', `${argument} must be between 1 and 100.`, [
+      { in: 'body', name: argument, message: 'must be between 1 and 100' },
+    ])
   }
   return count
 }
@@ -79,7 +81,11 @@ export async function namedAsArguments<T>(argument: string, work: Promise<T>): P
     if (!(error instanceof ApiError) || !error.errors?.some((field) => field.in === 'body' && field.name.startsWith('/'))) throw error
     const errors = error.errors.map((field) => {
       if (field.in !== 'body' || !field.name.startsWith('/')) return field
-      const path = field.name.slice(1).split('/').filter((segment) => segment !== '').map((segment) => camelCase(segment.replace(/~1/g, '/').replace(/~0/g, '~')))
+      const path = field.name
+        .slice(1)
+        .split('/')
+        .filter((segment) => segment !== '')
+        .map((segment) => camelCase(segment.replace(/~1/g, '/').replace(/~0/g, '~')))
       return { in: 'argument' as const, name: [argument, ...path].filter((segment) => segment !== '').join('.'), message: field.message }
     })
     throw new ApiError(error.status, error.code, error.detail, { errors, headers: error.headers, cause: error })

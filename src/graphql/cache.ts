@@ -23,7 +23,8 @@ export const cacheReferences = {
 }
 
 // mercurius-cache is CommonJS; under NodeNext its default export arrives wrapped.
-const mercuriusCache = ((mercuriusCacheModule as unknown as { default?: unknown }).default ?? mercuriusCacheModule) as FastifyPluginAsync<never>
+const mercuriusCache = ((mercuriusCacheModule as unknown as { default?: unknown }).default ??
+  mercuriusCacheModule) as FastifyPluginAsync<never>
 
 const perCaller = (_source: unknown, _args: unknown, context: MercuriusContext) => `caller:${context.caller.subject}`
 
@@ -53,7 +54,11 @@ export async function registerPublicDataCache(app: FastifyInstance): Promise<voi
       : {}),
     policy: {
       Query: {
-        article: { extendKey: perCaller, references: (_request: unknown, _key: string, result: { id?: number } | null) => (result?.id ? [cacheReferences.article(result.id)] : null) },
+        article: {
+          extendKey: perCaller,
+          references: (_request: unknown, _key: string, result: { id?: number } | null) =>
+            result?.id ? [cacheReferences.article(result.id)] : null,
+        },
         articles: { extendKey: perCaller, references: () => [cacheReferences.articles] },
         product: { extendKey: perCaller, references: () => [cacheReferences.products] },
         products: { extendKey: perCaller, references: () => [cacheReferences.products] },

@@ -77,15 +77,22 @@ function fieldCost(selection: FieldNode, parent: GraphQLCompositeType, walk: Cos
   const named = getNamedType(field.type)
   if (!isCompositeType(named)) return 0
   if (isConnectionType(parent)) {
-    if (selection.name.value === 'edges') return (pageSize ?? DEFAULT_LIST_SIZE) * selectionCost(selection.selectionSet, named, walk, undefined)
+    if (selection.name.value === 'edges')
+      return (pageSize ?? DEFAULT_LIST_SIZE) * selectionCost(selection.selectionSet, named, walk, undefined)
     if (selection.name.value === 'pageInfo') return 0
   }
-  if (isConnectionType(named)) return selectionCost(selection.selectionSet, named, walk, listSize(field, selection, walk.operation.variables))
+  if (isConnectionType(named))
+    return selectionCost(selection.selectionSet, named, walk, listSize(field, selection, walk.operation.variables))
   const single = 1 + selectionCost(selection.selectionSet, named, walk, undefined)
   return getNullableType(field.type) instanceof GraphQLList ? single * listSize(field, selection, walk.operation.variables) : single
 }
 
-function selectionCost(selectionSet: SelectionSetNode | undefined, parent: GraphQLCompositeType, walk: CostWalk, pageSize: number | undefined): number {
+function selectionCost(
+  selectionSet: SelectionSetNode | undefined,
+  parent: GraphQLCompositeType,
+  walk: CostWalk,
+  pageSize: number | undefined,
+): number {
   if (!selectionSet) return 0
   let total = 0
   for (const selection of selectionSet.selections) {

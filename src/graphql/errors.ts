@@ -15,9 +15,20 @@ import { ApiError, DATABASE_RETRY_AFTER_SECONDS, databaseUnavailable } from '../
 import { requestProblem } from './request-problems.ts'
 
 export type GraphqlErrorCode =
-  | 'BAD_REQUEST' | 'BAD_USER_INPUT' | 'UNAUTHENTICATED' | 'FORBIDDEN' | 'NOT_FOUND' | 'CONFLICT'
-  | 'GRAPHQL_PARSE_FAILED' | 'GRAPHQL_VALIDATION_FAILED' | 'DEPTH_LIMIT_EXCEEDED' | 'COST_LIMIT_EXCEEDED'
-  | 'RATE_LIMITED' | 'PERSISTED_QUERY_NOT_FOUND' | 'PERSISTED_QUERY_NOT_ALLOWED' | 'INTERNAL_SERVER_ERROR'
+  | 'BAD_REQUEST'
+  | 'BAD_USER_INPUT'
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'CONFLICT'
+  | 'GRAPHQL_PARSE_FAILED'
+  | 'GRAPHQL_VALIDATION_FAILED'
+  | 'DEPTH_LIMIT_EXCEEDED'
+  | 'COST_LIMIT_EXCEEDED'
+  | 'RATE_LIMITED'
+  | 'PERSISTED_QUERY_NOT_FOUND'
+  | 'PERSISTED_QUERY_NOT_ALLOWED'
+  | 'INTERNAL_SERVER_ERROR'
   | 'DATABASE_UNAVAILABLE'
 
 export const GRAPHQL_RESPONSE_MEDIA_TYPE = 'application/graphql-response+json'
@@ -60,13 +71,21 @@ function classify(error: GraphQLError, executed: boolean): FormattedError {
     ...(error.path ? { path: error.path } : {}),
   }
   // A driver error that means an outage reads as the same ApiError REST answers with.
-  const apiError = original instanceof ApiError ? original : isDatabaseUnavailable(original) ? databaseUnavailable(original) : (constraintViolation(original) ?? requestProblem(original))
+  const apiError =
+    original instanceof ApiError
+      ? original
+      : isDatabaseUnavailable(original)
+        ? databaseUnavailable(original)
+        : (constraintViolation(original) ?? requestProblem(original))
   if (apiError) {
     return {
       message: apiError.detail,
       ...base,
       extensions: {
-        code: apiError.code === 'DATABASE_UNAVAILABLE' || apiError.code === 'BAD_REQUEST' ? apiError.code : (CODE_BY_STATUS[apiError.status] ?? 'BAD_USER_INPUT'),
+        code:
+          apiError.code === 'DATABASE_UNAVAILABLE' || apiError.code === 'BAD_REQUEST'
+            ? apiError.code
+            : (CODE_BY_STATUS[apiError.status] ?? 'BAD_USER_INPUT'),
         reason: apiError.code,
         ...(apiError.errors ? { errors: apiError.errors } : {}),
       },
@@ -102,7 +121,9 @@ function flatten(errors: readonly GraphQLError[]): GraphQLError[] {
       (error.originalError as { code?: unknown } | undefined)?.code === 'MER_ERR_METHOD_NOT_ALLOWED'
     const nested = ownErrors ? undefined : (error.originalError as { errors?: unknown } | undefined)?.errors
     if (Array.isArray(nested)) {
-      return nested.map((inner) => (inner instanceof GraphQLError ? inner : new GraphQLError((inner as Error).message, { originalError: inner as Error })))
+      return nested.map((inner) =>
+        inner instanceof GraphQLError ? inner : new GraphQLError((inner as Error).message, { originalError: inner as Error }),
+      )
     }
     return [error]
   })
@@ -122,29 +143,41 @@ export function formatGraphqlErrors(
     const formatted = classify(error, executed)
     if (formatted.extensions.code === 'INTERNAL_SERVER_ERROR') log.error({ err: error.originalError ?? error }, 'graphql resolver failed')
     else if (formatted.extensions.code === 'BAD_REQUEST') log.info({ err: error.originalError ?? error }, 'graphql request malformed')
-    else if (formatted.extensions.code === 'DATABASE_UNAVAILABLE') log.warn({ err: error.originalError ?? error }, 'graphql resolver failed: database unavailable')
+    else if (formatted.extensions.code === 'DATABASE_UNAVAILABLE')
+      log.warn({ err: error.originalError ?? error }, 'graphql resolver failed: database unavailable')
     return formatted
   })
   const request = context.reply?.request
   // The request's log line names the error by its stable code (request-cost.ts).
   if (request?.cost && errors[0]) {
     request.cost.errorCode = errors[0].extensions.code
-    request.cost.graphqlErrorCodes = errors.flatMap((error) => [error.extensions.code, ...(typeof error.extensions.reason === 'string' ? [error.extensions.reason] : [])])
+    request.cost.graphqlErrorCodes = errors.flatMap((error) => [
+      error.extensions.code,
+      ...(typeof error.extensions.reason === 'string' ? [error.extensions.reason] : []),
+    ])
   }
   const modern = wantsGraphqlResponse(request?.headers.accept)
   // A mutation sent with GET is refused by HTTP method, whatever the media type (decisions §8).
-  if ((execution.errors ?? []).some((error) => (error.originalError as { code?: string } | undefined)?.code === 'MER_ERR_METHOD_NOT_ALLOWED')) {
+  if (
+    (execution.errors ?? []).some((error) => (error.originalError as { code?: string } | undefined)?.code === 'MER_ERR_METHOD_NOT_ALLOWED')
+  ) {
     context.reply?.header('allow', 'POST')
     return {
       statusCode: 405,
-      response: { errors: [{ message: 'Mutations must be sent with POST.', extensions: { code: 'BAD_USER_INPUT' } }], ...(request ? { extensions: { requestId: request.id } } : {}) } as unknown as ExecutionResult,
+      response: {
+        errors: [{ message: 'Mutations must be sent with POST.', extensions: { code: 'BAD_USER_INPUT' } }],
+        ...(request ? { extensions: { requestId: request.id } } : {}),
+      } as unknown as ExecutionResult,
     }
   }
   let statusCode = 200
   const first = errors[0]?.extensions.code
   if (first === 'BAD_REQUEST' && !executed) {
     // A request that is not one GraphQL request is 400 in both media types, with no `data`.
-    return { statusCode: 400, response: { errors, ...(request ? { extensions: { requestId: request.id } } : {}) } as unknown as ExecutionResult }
+    return {
+      statusCode: 400,
+      response: { errors, ...(request ? { extensions: { requestId: request.id } } : {}) } as unknown as ExecutionResult,
+    }
   }
   if (first === 'UNAUTHENTICATED' && !executed) statusCode = 401
   else if (first === 'RATE_LIMITED') statusCode = 429
@@ -155,10 +188,17 @@ export function formatGraphqlErrors(
     statusCode = 503
     context.reply?.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS))
   } else if (modern && !executed) statusCode = first === 'GRAPHQL_PARSE_FAILED' ? 400 : 422
-  const extensions = context.cost || request ? { extensions: { ...(context.cost ? { cost: context.cost } : {}), ...(request ? { requestId: request.id } : {}) } } : {}
+  const extensions =
+    context.cost || request
+      ? { extensions: { ...(context.cost ? { cost: context.cost } : {}), ...(request ? { requestId: request.id } : {}) } }
+      : {}
   return {
     statusCode,
-    response: (executed ? { data: execution.data, errors, ...extensions } : modern ? { errors, ...extensions } : { data: null, errors, ...extensions }) as unknown as ExecutionResult,
+    response: (executed
+      ? { data: execution.data, errors, ...extensions }
+      : modern
+        ? { errors, ...extensions }
+        : { data: null, errors, ...extensions }) as unknown as ExecutionResult,
   }
 }
 

@@ -60,7 +60,10 @@ export function requestedOperationName(context: MercuriusContext): string | unde
 }
 
 /** Whether graphql-js executes a selection, by its `@skip` and `@include` (with coerced variables). */
-export function isIncluded(node: FieldNode | FragmentSpreadNode | InlineFragmentNode, variables: Readonly<Record<string, unknown>>): boolean {
+export function isIncluded(
+  node: FieldNode | FragmentSpreadNode | InlineFragmentNode,
+  variables: Readonly<Record<string, unknown>>,
+): boolean {
   if (getDirectiveValues(GraphQLSkipDirective, node, variables)?.if === true) return false
   if (getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if === false) return false
   return true

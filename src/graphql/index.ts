@@ -56,7 +56,9 @@ function loadManifest(path: string): Record<string, string> {
  */
 function allowListedQueries(manifest: Record<string, string>): PersistedQueryProvider {
   const notAllowed = () =>
-    Object.assign(new Error('Only the persisted queries of this server\'s allow-list are executed.'), { code: 'PERSISTED_QUERY_NOT_ALLOWED' })
+    Object.assign(new Error("Only the persisted queries of this server's allow-list are executed."), {
+      code: 'PERSISTED_QUERY_NOT_ALLOWED',
+    })
   return {
     isPersistedQuery: () => true,
     // The listed document is what runs, whatever text came with the hash: nothing to re-check.
@@ -79,7 +81,9 @@ function rejectUnauthenticated(request: FastifyRequest, reply: FastifyReply): Fa
   const error = unauthenticated(request.credentialError ?? 'A bearer token is required.', request.credentialError !== undefined)
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value)
   if (request.cost) request.cost.errorCode = error.code
-  return reply.code(401).send({ errors: [{ message: error.detail, extensions: { code: 'UNAUTHENTICATED' } }], extensions: { requestId: request.id } })
+  return reply
+    .code(401)
+    .send({ errors: [{ message: error.detail, extensions: { code: 'UNAUTHENTICATED' } }], extensions: { requestId: request.id } })
 }
 
 export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
@@ -159,9 +163,7 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
       return payload
     })
 
-    app.get('/graphql/schema.graphql', async (_request, reply) =>
-      reply.type('application/graphql; charset=utf-8').send(options.sdl),
-    )
+    app.get('/graphql/schema.graphql', async (_request, reply) => reply.type('application/graphql; charset=utf-8').send(options.sdl))
   },
   { name: 'graphql', dependencies: ['auth', 'redis'] },
 )

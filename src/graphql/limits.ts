@@ -25,7 +25,11 @@ import type { CostReport } from './index.ts'
 
 type GraphqlLimits = Pick<AppConfig['graphql'], 'maxDepth' | 'maxCost' | 'maxMutations'>
 
-function selectionDepth(selectionSet: SelectionSetNode | undefined, operation: ExecutingOperation, fragmentDepths: Map<string, number>): number {
+function selectionDepth(
+  selectionSet: SelectionSetNode | undefined,
+  operation: ExecutingOperation,
+  fragmentDepths: Map<string, number>,
+): number {
   if (!selectionSet) return 0
   let deepest = 0
   for (const selection of selectionSet.selections) {
@@ -119,7 +123,9 @@ export function enforceOperationLimits(limits: GraphqlLimits, bucket: CostBucket
     // an internal error; subscriptions are served over WebSocket only.
     if (operation.operation === 'subscription') {
       throw notExecutable([
-        new GraphQLError('Subscriptions are served over WebSocket at /graphql (graphql-transport-ws), not over HTTP.', { nodes: [operation] }),
+        new GraphQLError('Subscriptions are served over WebSocket at /graphql (graphql-transport-ws), not over HTTP.', {
+          nodes: [operation],
+        }),
       ])
     }
 
@@ -131,12 +137,19 @@ export function enforceOperationLimits(limits: GraphqlLimits, bucket: CostBucket
       const current = await bucket.take(context.caller.subject, 0)
       if (current) context.cost = report(cost, current.available)
       if (mutations > limits.maxMutations) {
-        throw limitError('COST_LIMIT_EXCEEDED', `The operation runs ${mutations} mutations; the limit is ${limits.maxMutations} per request.`, {
-          mutations,
-          maxMutations: limits.maxMutations,
-        })
+        throw limitError(
+          'COST_LIMIT_EXCEEDED',
+          `The operation runs ${mutations} mutations; the limit is ${limits.maxMutations} per request.`,
+          {
+            mutations,
+            maxMutations: limits.maxMutations,
+          },
+        )
       }
-      throw limitError('COST_LIMIT_EXCEEDED', `The operation costs ${cost} points; the limit is ${limits.maxCost}.`, { cost, maxCost: limits.maxCost })
+      throw limitError('COST_LIMIT_EXCEEDED', `The operation costs ${cost} points; the limit is ${limits.maxCost}.`, {
+        cost,
+        maxCost: limits.maxCost,
+      })
     }
     const taken = await bucket.take(context.caller.subject, cost)
     // Unmetered while the bucket's store (Redis) is unavailable: there is no throttle status to report.
@@ -161,14 +174,22 @@ export function enforceOperationLimits(limits: GraphqlLimits, bucket: CostBucket
  * arrive at the pace of other callers' writes, not this caller's requests.
  */
 export function enforceSubscriptionLimits(limits: Pick<GraphqlLimits, 'maxDepth' | 'maxCost'>) {
-  return async function subscriptionLimits(schema: GraphQLSchema, document: DocumentNode, context: MercuriusContext, id: string | number): Promise<void> {
+  return async function subscriptionLimits(
+    schema: GraphQLSchema,
+    document: DocumentNode,
+    context: MercuriusContext,
+    id: string | number,
+  ): Promise<void> {
     const [invalid] = validate(schema, document)
     if (invalid) throw new GraphQLError(invalid.message, { nodes: invalid.nodes, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })
     const request = context.subscriptionRequest?.(String(id))
     const executing = executingOperation(schema, document, request?.operationName, request?.variables)
     if (!('operation' in executing)) {
       const [error] = executing
-      throw new GraphQLError(error?.message ?? 'The subscription cannot be executed.', { nodes: error?.nodes, extensions: { code: 'BAD_USER_INPUT' } })
+      throw new GraphQLError(error?.message ?? 'The subscription cannot be executed.', {
+        nodes: error?.nodes,
+        extensions: { code: 'BAD_USER_INPUT' },
+      })
     }
     refuseTooDeep(executing, limits.maxDepth)
     const cost = operationCost(schema, executing)

@@ -74,7 +74,10 @@ function traceOperations(app: FastifyInstance, { tracer, api }: Tracing): void {
     // A document parsed and validated before is taken from Mercurius' cache: no validate span.
     end(context[SPANS]?.parse)
     end(context[SPANS]?.validate)
-    start(context, 'execute').setAttribute('graphql.operation.name', getOperationAST(document, requestedOperationName(context))?.name?.value ?? 'anonymous')
+    start(context, 'execute').setAttribute(
+      'graphql.operation.name',
+      getOperationAST(document, requestedOperationName(context))?.name?.value ?? 'anonymous',
+    )
   })
   app.graphql.addHook('onResolution', async (_execution, context: TracedContext) => {
     end(context[SPANS]?.execute)
@@ -104,17 +107,22 @@ export function tracedLoaders(app: FastifyInstance, loaders: FieldMap): FieldMap
       traced[type][field] = (queries: unknown[], context: TracedContext) => {
         const execute = context[SPANS]?.execute
         const parent = execute ? api.trace.setSpan(api.context.active(), execute) : api.context.active()
-        return tracer.startActiveSpan(`loader ${type}.${field}`, { attributes: { 'graphql.loader.batch_size': queries.length } }, parent, async (span) => {
-          try {
-            return await (loader as Loader)(queries, context)
-          } catch (error) {
-            span.recordException(error as Error)
-            span.setStatus({ code: api.SpanStatusCode.ERROR })
-            throw error
-          } finally {
-            span.end()
-          }
-        })
+        return tracer.startActiveSpan(
+          `loader ${type}.${field}`,
+          { attributes: { 'graphql.loader.batch_size': queries.length } },
+          parent,
+          async (span) => {
+            try {
+              return await (loader as Loader)(queries, context)
+            } catch (error) {
+              span.recordException(error as Error)
+              span.setStatus({ code: api.SpanStatusCode.ERROR })
+              throw error
+            } finally {
+              span.end()
+            }
+          },
+        )
       }
     }
   }

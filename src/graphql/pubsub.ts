@@ -82,6 +82,9 @@ export function createBoundedPubSub(queueLimit: number): BoundedPubSub {
  * above, closing the subscriber's connection when it overflows.
  */
 export function subscribeBounded(context: MercuriusContext, topic: string) {
-  const subscribe = context.pubsub.subscribe as unknown as (topic: string, onOverflow?: () => void) => ReturnType<MercuriusContext['pubsub']['subscribe']>
+  const subscribe = context.pubsub.subscribe as unknown as (
+    topic: string,
+    onOverflow?: () => void,
+  ) => ReturnType<MercuriusContext['pubsub']['subscribe']>
   return subscribe.call(context.pubsub, topic, context.closeAsTooSlow)
 }

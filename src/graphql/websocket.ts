@@ -128,7 +128,10 @@ function observeSent(socket: WebSocket, onSent: (message: string) => void): void
 }
 
 /** Registers @fastify/websocket for Mercurius with the behaviour above. */
-export async function registerSubscriptionTransport(app: FastifyInstance, options: SubscriptionTransportOptions): Promise<SubscriptionSockets> {
+export async function registerSubscriptionTransport(
+  app: FastifyInstance,
+  options: SubscriptionTransportOptions,
+): Promise<SubscriptionSockets> {
   const connections = new WeakMap<WebSocket, Connection>()
   const alive = new WeakSet<WebSocket>()
 
@@ -137,11 +140,14 @@ export async function registerSubscriptionTransport(app: FastifyInstance, option
     options: { maxPayload: 1024 * 1024 },
     preClose: async function goingAway(this: FastifyInstance) {
       const sockets = [...this.websocketServer.clients]
-      const closed = sockets.map((socket) => new Promise<void>((resolve) => {
-        if (socket.readyState === socket.CLOSED) return resolve()
-        socket.once('close', () => resolve())
-        socket.close(CLOSE_GOING_AWAY, 'Server shutting down')
-      }))
+      const closed = sockets.map(
+        (socket) =>
+          new Promise<void>((resolve) => {
+            if (socket.readyState === socket.CLOSED) return resolve()
+            socket.once('close', () => resolve())
+            socket.close(CLOSE_GOING_AWAY, 'Server shutting down')
+          }),
+      )
       const grace = new Promise<void>((resolve) => setTimeout(resolve, options.closeGraceMs).unref())
       await Promise.race([Promise.all(closed), grace])
       for (const socket of sockets) if (socket.readyState !== socket.CLOSED) socket.terminate()
@@ -158,9 +164,10 @@ export async function registerSubscriptionTransport(app: FastifyInstance, option
     let expiryTimer: NodeJS.Timeout | undefined
     const closeAtExpiry = (expiresAt: number) => {
       const remaining = expiresAt - Date.now()
-      expiryTimer = remaining > MAX_TIMER_MS
-        ? setTimeout(() => closeAtExpiry(expiresAt), MAX_TIMER_MS)
-        : setTimeout(() => socket.close(CLOSE_FORBIDDEN, 'token expired'), remaining)
+      expiryTimer =
+        remaining > MAX_TIMER_MS
+          ? setTimeout(() => closeAtExpiry(expiresAt), MAX_TIMER_MS)
+          : setTimeout(() => socket.close(CLOSE_FORBIDDEN, 'token expired'), remaining)
     }
     socket.once('close', () => {
       clearTimeout(initTimer)
@@ -194,7 +201,10 @@ export async function registerSubscriptionTransport(app: FastifyInstance, option
       if (holdsSlot) connection.active++
       const { variables, operationName } = payload as { variables?: unknown; operationName?: unknown }
       const request: SubscriptionRequest = {
-        variables: typeof variables === 'object' && variables !== null && !Array.isArray(variables) ? (variables as Record<string, unknown>) : undefined,
+        variables:
+          typeof variables === 'object' && variables !== null && !Array.isArray(variables)
+            ? (variables as Record<string, unknown>)
+            : undefined,
         operationName: typeof operationName === 'string' ? operationName : undefined,
       }
       connection.operations.set(id, { holdsSlot, completedByClient: false, request })

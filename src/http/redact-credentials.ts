@@ -9,7 +9,15 @@ const REDACTED = 'REDACTED'
 
 /** Parameter names, lower-cased with everything but letters and digits removed. */
 const CREDENTIAL_PARAMETERS = new Set([
-  'accesstoken', 'token', 'idtoken', 'refreshtoken', 'apikey', 'jwt', 'authorization', 'password', 'clientsecret',
+  'accesstoken',
+  'token',
+  'idtoken',
+  'refreshtoken',
+  'apikey',
+  'jwt',
+  'authorization',
+  'password',
+  'clientsecret',
 ])
 
 /** A JWT anywhere (three base64url parts, the first an encoded JSON object), whatever it is called. */
@@ -22,7 +30,10 @@ function normalizedName(rawName: string): string {
   } catch {
     // A malformed escape: judge the name as sent.
   }
-  return name.replace(/\[.*$/, '').toLowerCase().replace(/[^a-z0-9]/g, '')
+  return name
+    .replace(/\[.*$/, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '')
 }
 
 /** The URL with the value of every credential-like query parameter, and any JWT, replaced. */
@@ -46,7 +57,9 @@ export function redactCredentials(url: string): string {
  * Fastify's request log serializer, with the URL redacted. A log call may pass any object as
  * `req`, so nothing here is assumed to be present.
  */
-export function requestLogSerializer(request: Partial<Pick<FastifyRequest, 'method' | 'url' | 'headers' | 'host' | 'ip' | 'socket'>>): Record<string, unknown> {
+export function requestLogSerializer(
+  request: Partial<Pick<FastifyRequest, 'method' | 'url' | 'headers' | 'host' | 'ip' | 'socket'>>,
+): Record<string, unknown> {
   return {
     method: request.method,
     url: typeof request.url === 'string' ? redactCredentials(request.url) : undefined,

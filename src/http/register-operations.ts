@@ -39,7 +39,9 @@ export function registerOperations(app: FastifyInstance, handlers: OperationHand
       schema: operation.schema as RouteOptions['schema'],
       config: {
         operationId: operation.operationId,
-        ...(operation.method === 'GET' ? { cache: operation.operationId.startsWith('list') ? ('list' as const) : ('record' as const) } : {}),
+        ...(operation.method === 'GET'
+          ? { cache: operation.operationId.startsWith('list') ? ('list' as const) : ('record' as const) }
+          : {}),
       },
       handler,
       // Checked before the body is read, so no handler runs and no body is parsed for a request

@@ -25,7 +25,10 @@ export function createAjv(coerceTypes: boolean): Ajv {
   })
   addFormats(ajv)
   // The contract's integer formats, checked rather than ignored.
-  ajv.addFormat('int32', { type: 'number', validate: (value: number) => Number.isInteger(value) && value >= -2_147_483_648 && value <= 2_147_483_647 })
+  ajv.addFormat('int32', {
+    type: 'number',
+    validate: (value: number) => Number.isInteger(value) && value >= -2_147_483_648 && value <= 2_147_483_647,
+  })
   ajv.addFormat('int64', { type: 'number', validate: (value: number) => Number.isSafeInteger(value) })
   return ajv
 }
@@ -130,7 +133,8 @@ export function fieldErrorsFromValidation(errors: ErrorObject[] | unknown, conte
 export function unstorableTextErrors(value: unknown, location: 'body' | 'query'): FieldError[] {
   return findUnstorableText(value).map(({ path, message }) => ({
     in: location,
-    name: location === 'body' ? `/${path.map((key) => String(key).replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}` : String(path[0] ?? ''),
+    name:
+      location === 'body' ? `/${path.map((key) => String(key).replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}` : String(path[0] ?? ''),
     message,
   }))
 }

@@ -33,22 +33,24 @@ export function createCursorCodec(secret: string): CursorCodec {
 
   return {
     encode(position) {
-      const payload = Buffer.from(
-        JSON.stringify([position.list, position.sort, position.filter, position.key]),
-      ).toString('base64url')
+      const payload = Buffer.from(JSON.stringify([position.list, position.sort, position.filter, position.key])).toString('base64url')
       return `${payload}.${sign(payload).toString('base64url')}`
     },
     decode(cursor, list) {
-      const invalid = () => badRequest('INVALID_CURSOR', 'The cursor is not one this server issued for this list.', [
-        { in: 'query', name: 'cursor', message: 'is not a valid cursor for this list' },
-      ])
+      const invalid = () =>
+        badRequest('INVALID_CURSOR', 'The cursor is not one this server issued for this list.', [
+          { in: 'query', name: 'cursor', message: 'is not a valid cursor for this list' },
+        ])
       const [payload, signature, extra] = cursor.split('.')
       if (!payload || !signature || extra !== undefined) throw invalid()
       const expected = sign(payload)
       const given = Buffer.from(signature, 'base64url')
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid()
       const [decodedList, sort, filter, position] = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as [
-        string, string, Record<string, KeyValue | null>, [KeyValue, number],
+        string,
+        string,
+        Record<string, KeyValue | null>,
+        [KeyValue, number],
       ]
       if (decodedList !== list) throw invalid()
       return { list, sort, filter, key: position }

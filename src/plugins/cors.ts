@@ -60,7 +60,8 @@ export default fp<CorsOptions>(
       // it as it does with CORS off.
       delegator: async (request: FastifyRequest) => {
         const preflightLike = request.method === 'OPTIONS'
-        const preflight = preflightLike && request.headers.origin !== undefined && request.headers['access-control-request-method'] !== undefined
+        const preflight =
+          preflightLike && request.headers.origin !== undefined && request.headers['access-control-request-method'] !== undefined
         return preflightLike && !preflight ? notCors : allowed
       },
     })

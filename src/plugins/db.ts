@@ -33,13 +33,20 @@ export default fp<DbPluginOptions>(
   async function db(app, options) {
     let database = options.database
     if (!database) {
-      const opened = await createDatabase({ url: options.url, dataDir: options.dataDir, statementTimeoutMs: options.statementTimeoutMs, logger: app.log })
+      const opened = await createDatabase({
+        url: options.url,
+        dataDir: options.dataDir,
+        statementTimeoutMs: options.statementTimeoutMs,
+        logger: app.log,
+      })
       database = opened
       app.addHook('onClose', () => opened.close())
       // A migration may rightly outlast a request's statement timeout (a long ALTER, or waiting
       // for another instance's migration lock), so on PostgreSQL it runs on a connection without one.
       const setup =
-        opened.kind === 'postgres' ? await createDatabase({ url: options.url, poolSize: 1, statementTimeoutMs: 0, logger: app.log }) : opened
+        opened.kind === 'postgres'
+          ? await createDatabase({ url: options.url, poolSize: 1, statementTimeoutMs: 0, logger: app.log })
+          : opened
       try {
         await migrateToLatest(setup.db)
         if (options.seed && (await seedDemoData(setup.db))) app.log.info('loaded the demo data set')

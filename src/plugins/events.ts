@@ -314,7 +314,10 @@ export default fp<{ relay: boolean }>(
       await relaying
       await delivering
       // The database may already be gone (a test closes it first); nothing is left to stop then.
-      for (const stop of stopListening) await Promise.resolve().then(stop).catch(() => {})
+      for (const stop of stopListening)
+        await Promise.resolve()
+          .then(stop)
+          .catch(() => {})
     })
   },
   { name: 'events', dependencies: ['db', 'graphql', 'redis'] },

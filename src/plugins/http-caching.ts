@@ -49,7 +49,10 @@ export function requireIfMatch(request: FastifyRequest, currentEtag: string): vo
 /** Adds a field to Vary, keeping what is there (CORS already varies on Origin). */
 function addVary(reply: FastifyReply, field: string): void {
   const current = reply.getHeader('vary')
-  const fields = String(current ?? '').split(',').map((part) => part.trim()).filter((part) => part !== '')
+  const fields = String(current ?? '')
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '')
   if (fields.some((part) => part === '*' || part.toLowerCase() === field.toLowerCase())) return
   reply.header('vary', [...fields, field].join(', '))
 }

@@ -46,7 +46,12 @@ export default fp<MetricsOptions>(
 
     // ---- Per request ------------------------------------------------------------------------
     const labelNames = ['method', 'route', 'status'] as const
-    const requests = new Counter({ name: 'http_requests_total', help: 'HTTP requests answered, by operationId (or route) and status.', labelNames, registers })
+    const requests = new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests answered, by operationId (or route) and status.',
+      labelNames,
+      registers,
+    })
     const duration = new Histogram({
       name: 'http_request_duration_seconds',
       help: 'Time to answer an HTTP request, by operationId (or route) and status.',
@@ -87,7 +92,11 @@ export default fp<MetricsOptions>(
       labelNames: ['limit'],
       registers,
     })
-    const replays = new Counter({ name: 'idempotency_replays_total', help: 'Requests answered with the stored outcome of an earlier one with the same Idempotency-Key.', registers })
+    const replays = new Counter({
+      name: 'idempotency_replays_total',
+      help: 'Requests answered with the stored outcome of an earlier one with the same Idempotency-Key.',
+      registers,
+    })
     const conflicts = new Counter({
       name: 'idempotency_conflicts_total',
       help: 'Idempotency-Key conflicts: IDEMPOTENCY_KEY_IN_USE (still running) or IDEMPOTENCY_KEY_REUSED (another request).',
@@ -167,9 +176,21 @@ export default fp<MetricsOptions>(
     })
     app.addHook('onClose', async () => stopObserving())
 
-    const databaseUp = new Gauge({ name: 'database_up', help: '1 when the database answered the scrape\'s outbox query, else 0.', registers })
-    const unpublished = new Gauge({ name: 'outbox_unpublished_events', help: 'Events committed but not yet relayed to subscribers.', registers })
-    const oldestAge = new Gauge({ name: 'outbox_oldest_unpublished_age_seconds', help: 'Age of the oldest unrelayed event (0 when none).', registers })
+    const databaseUp = new Gauge({
+      name: 'database_up',
+      help: "1 when the database answered the scrape's outbox query, else 0.",
+      registers,
+    })
+    const unpublished = new Gauge({
+      name: 'outbox_unpublished_events',
+      help: 'Events committed but not yet relayed to subscribers.',
+      registers,
+    })
+    const oldestAge = new Gauge({
+      name: 'outbox_oldest_unpublished_age_seconds',
+      help: 'Age of the oldest unrelayed event (0 when none).',
+      registers,
+    })
     const readOutbox = async () => {
       try {
         const backlog = await outboxBacklog(app.db)
@@ -222,11 +243,18 @@ export default fp<MetricsOptions>(
         for (const topic of EVENT_TOPICS) this.set({ topic }, pubsub.subscriptionCount(topic))
       },
     })
-    const redisUp = new Gauge({ name: 'redis_up', help: '1 when Redis answers a PING within 250 ms, else 0; absent without REDIS_URL.', registers })
+    const redisUp = new Gauge({
+      name: 'redis_up',
+      help: '1 when Redis answers a PING within 250 ms, else 0; absent without REDIS_URL.',
+      registers,
+    })
 
     app.get('/metrics', { logLevel: 'warn', config: { rateLimit: false } }, async (request, reply) => {
       if (options.token !== undefined && !bearerMatches(request.headers.authorization, options.token)) {
-        return sendProblem(reply, unauthenticated('GET /metrics requires the METRICS_TOKEN bearer token.', request.headers.authorization !== undefined))
+        return sendProblem(
+          reply,
+          unauthenticated('GET /metrics requires the METRICS_TOKEN bearer token.', request.headers.authorization !== undefined),
+        )
       }
       await readOutbox()
       if (app.redis) redisUp.set((await redisStatus(app.redis)) === 'ok' ? 1 : 0)

@@ -42,10 +42,7 @@ export function sendProblem(reply: FastifyReply, error: ApiError): FastifyReply 
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value)
   // The request's log line names the error by its stable code (request-cost.ts).
   if (reply.request.cost) reply.request.cost.errorCode = error.code
-  return reply
-    .code(error.status)
-    .type('application/problem+json')
-    .send(problemFromError(error, reply.request))
+  return reply.code(error.status).type('application/problem+json').send(problemFromError(error, reply.request))
 }
 
 /** Maps anything thrown while handling a request to the ApiError it stands for. */
@@ -60,7 +57,11 @@ export function toApiError(error: unknown): ApiError {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError(413, 'PAYLOAD_TOO_LARGE', 'The request body is larger than 1 MiB.')
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json (PATCH also takes application/merge-patch+json).')
+      return new ApiError(
+        415,
+        'UNSUPPORTED_MEDIA_TYPE',
+        'Send the body as application/json (PATCH also takes application/merge-patch+json).',
+      )
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ApiError(400, 'MALFORMED_BODY', 'The body is empty but its Content-Type says JSON.')
     case 'FST_ERR_CTP_INVALID_JSON_BODY':

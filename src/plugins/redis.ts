@@ -88,7 +88,10 @@ export default fp<{ url: string | undefined }>(
         return
       }
       warnedAt.set(feature, { at: now, suppressed: 0 })
-      app.log.warn({ err: error, feature, failuresSinceLastWarning: last?.suppressed ?? 0 }, `Redis unavailable: ${feature} goes on without it`)
+      app.log.warn(
+        { err: error, feature, failuresSinceLastWarning: last?.suppressed ?? 0 },
+        `Redis unavailable: ${feature} goes on without it`,
+      )
     })
 
     if (!client) {
@@ -112,7 +115,10 @@ export default fp<{ url: string | undefined }>(
       await client.connect()
     } catch (error) {
       // Not fatal: the client keeps reconnecting and every feature works without Redis meanwhile.
-      app.log.warn({ err: error }, 'Redis is unreachable at start: starting degraded (rate limits and GraphQL points unenforced, cache bypassed) and reconnecting in the background')
+      app.log.warn(
+        { err: error },
+        'Redis is unreachable at start: starting degraded (rate limits and GraphQL points unenforced, cache bypassed) and reconnecting in the background',
+      )
     }
     app.decorate('redis', client)
     app.addHook('onClose', async () => {

@@ -49,7 +49,10 @@ export function routeName(request: FastifyRequest): string {
 const round = (ms: number) => Math.round(ms * 100) / 100
 
 export function serverTiming(cost: RequestCost, totalMs: number): string {
-  const parts = [`db;dur=${round(cost.dbMs)};desc="${cost.statements} statement${cost.statements === 1 ? '' : 's'}"`, `total;dur=${round(totalMs)}`]
+  const parts = [
+    `db;dur=${round(cost.dbMs)};desc="${cost.statements} statement${cost.statements === 1 ? '' : 's'}"`,
+    `total;dur=${round(totalMs)}`,
+  ]
   if (cost.graphqlCost !== undefined) parts.push(`cost;desc="${cost.graphqlCost} points"`)
   return parts.join(', ')
 }
@@ -57,7 +60,8 @@ export function serverTiming(cost: RequestCost, totalMs: number): string {
 function logLine(request: FastifyRequest, reply: FastifyReply): void {
   const status = reply.statusCode
   // Nothing is built for a line the level would drop (the probes' and /metrics' warn, LOG_LEVEL).
-  if (!(request.log as FastifyBaseLogger & { isLevelEnabled(level: string): boolean }).isLevelEnabled(status >= 500 ? 'error' : 'info')) return
+  if (!(request.log as FastifyBaseLogger & { isLevelEnabled(level: string): boolean }).isLevelEnabled(status >= 500 ? 'error' : 'info'))
+    return
   const { cost } = request
   const line = {
     method: request.method,
@@ -71,7 +75,9 @@ function logLine(request: FastifyRequest, reply: FastifyReply): void {
     // The token's subject, never the token.
     caller: request.caller?.subject,
     ...(cost.errorCode ? { code: cost.errorCode } : {}),
-    ...(cost.graphqlOperation ? { graphql: { operation: cost.graphqlOperation, outcome: cost.graphqlOutcome, cost: cost.graphqlCost } } : {}),
+    ...(cost.graphqlOperation
+      ? { graphql: { operation: cost.graphqlOperation, outcome: cost.graphqlOutcome, cost: cost.graphqlCost } }
+      : {}),
   }
   // A client's mistake (4xx) is not the service's error.
   if (status >= 500) request.log.error(line, 'request completed')

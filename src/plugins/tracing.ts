@@ -58,7 +58,9 @@ export default fp<TracingOptions>(
     const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks')
     const { W3CTraceContextPropagator } = await import('@opentelemetry/core')
     const { resourceFromAttributes } = await import('@opentelemetry/resources')
-    const { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor } = await import('@opentelemetry/sdk-trace-base')
+    const { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor } = await import(
+      '@opentelemetry/sdk-trace-base'
+    )
     const { FastifyOtelInstrumentation } = await import('@fastify/otel')
 
     // Refused (and left to the one registered) when another app in this process registered first.

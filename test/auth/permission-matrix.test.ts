@@ -39,7 +39,13 @@ async function graphql(app: FastifyInstance, headers: Headers, query: string): P
   throw new Error(`${query}: unexpected ${response.body}`)
 }
 
-const actions: Record<string, { rest: (app: FastifyInstance, h: Headers, f: Fixture) => Promise<Outcome>; graphql: (app: FastifyInstance, h: Headers, f: Fixture) => Promise<Outcome> }> = {
+const actions: Record<
+  string,
+  {
+    rest: (app: FastifyInstance, h: Headers, f: Fixture) => Promise<Outcome>
+    graphql: (app: FastifyInstance, h: Headers, f: Fixture) => Promise<Outcome>
+  }
+> = {
   'read the order': {
     rest: (app, h, f) => rest(app, h, 'GET', `/api/v1/orders/${f.orderId}`),
     graphql: (app, h, f) => graphql(app, h, `{ order(id: ${f.orderId}) { id } }`),
@@ -74,7 +80,8 @@ const actions: Record<string, { rest: (app: FastifyInstance, h: Headers, f: Fixt
   },
   'add a product': {
     rest: (app, h, f) => rest(app, h, 'POST', '/api/v1/products', { sku: `R-${f.unique}`, name: 'Thing', price: 100 }),
-    graphql: (app, h, f) => graphql(app, h, `mutation { createProduct(input: { sku: "G-${f.unique}", name: "Thing", price: 100 }) { sku } }`),
+    graphql: (app, h, f) =>
+      graphql(app, h, `mutation { createProduct(input: { sku: "G-${f.unique}", name: "Thing", price: 100 }) { sku } }`),
   },
 }
 
@@ -83,7 +90,12 @@ t.test('REST and GraphQL allow and deny exactly the same cells', async (t) => {
   const owner = callers.owner!
   let counter = 0
   const fixture = async (): Promise<Fixture> => {
-    const order = await app.inject({ method: 'POST', url: '/api/v1/orders', headers: owner, payload: { items: [{ sku: 'MS-202', qty: 1 }] } })
+    const order = await app.inject({
+      method: 'POST',
+      url: '/api/v1/orders',
+      headers: owner,
+      payload: { items: [{ sku: 'MS-202', qty: 1 }] },
+    })
     const article = await app.inject({ method: 'POST', url: '/api/v1/articles', headers: owner, payload: { title: 'Mine', body: 'Text' } })
     return { orderId: order.json().id, articleId: article.json().id, unique: `${process.pid}-${counter++}` }
   }

@@ -40,7 +40,9 @@ if (!existsSync(CHROMIUM)) {
 }
 
 function listen(server: Server): Promise<string> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)))
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  )
 }
 
 /** The cross-origin browser app: a page on its own origin whose script POSTs an order to the API. */
@@ -113,7 +115,11 @@ async function run(): Promise<void> {
     const createStatus = create.locator('.live-responses-table .response .response-col_status').first()
     await createStatus.waitFor({ timeout: WAIT_MS })
     t.equal((await createStatus.innerText()).trim(), '201', 'POST /orders with the prefilled example answers 201 on the page')
-    t.match(await create.locator('.live-responses-table').first().innerText(), /location: http:\/\/127\.0\.0\.1:\d+\/api\/v1\/orders\/\d+/i, 'with its Location')
+    t.match(
+      await create.locator('.live-responses-table').first().innerText(),
+      /location: http:\/\/127\.0\.0\.1:\d+\/api\/v1\/orders\/\d+/i,
+      'with its Location',
+    )
     await page.close()
   })
 
@@ -122,16 +128,15 @@ async function run(): Promise<void> {
     await page.goto(`${service}/graphiql`)
     const headers = page.locator('.graphiql-editor-tool .graphiql-editor').last()
     await headers.locator('.CodeMirror').waitFor({ timeout: WAIT_MS })
-    const template = await headers.locator('.CodeMirror').evaluate((element) => (element as unknown as { CodeMirror: { getValue(): string } }).CodeMirror.getValue())
+    const template = await headers
+      .locator('.CodeMirror')
+      .evaluate((element) => (element as unknown as { CodeMirror: { getValue(): string } }).CodeMirror.getValue())
     t.match(template, /"Authorization": "Bearer <paste a token from npm run token>"/, 'the headers editor holds the template')
     // Paste the token over the placeholder, as a user would.
-    await headers.locator('.CodeMirror').evaluate(
-      (element, value) => {
-        const editor = (element as unknown as { CodeMirror: { getValue(): string; setValue(value: string): void } }).CodeMirror
-        editor.setValue(editor.getValue().replace('<paste a token from npm run token>', value))
-      },
-      token,
-    )
+    await headers.locator('.CodeMirror').evaluate((element, value) => {
+      const editor = (element as unknown as { CodeMirror: { getValue(): string; setValue(value: string): void } }).CodeMirror
+      editor.setValue(editor.getValue().replace('<paste a token from npm run token>', value))
+    }, token)
     // The schema loads by itself once a token is there: the documentation explorer shows the types.
     await page.locator('.graphiql-sidebar button[aria-label="Show Documentation Explorer"]').click()
     await page.locator('.graphiql-doc-explorer').getByText('Query', { exact: true }).first().waitFor({ timeout: WAIT_MS })
@@ -145,9 +150,13 @@ async function run(): Promise<void> {
     t.ok(Array.isArray(body.data?.user?.orders), 'with her orders')
 
     // A subscription runs over the WebSocket (graphql-ws), authorized by the same headers.
-    await page.locator('.graphiql-query-editor .CodeMirror').evaluate((element) =>
-      (element as unknown as { CodeMirror: { setValue(value: string): void } }).CodeMirror.setValue('subscription Payments { orderStatusChanged { id status } }'),
-    )
+    await page
+      .locator('.graphiql-query-editor .CodeMirror')
+      .evaluate((element) =>
+        (element as unknown as { CodeMirror: { setValue(value: string): void } }).CodeMirror.setValue(
+          'subscription Payments { orderStatusChanged { id status } }',
+        ),
+      )
     // GraphiQL parses the editor's text after a change; run once it knows the operation is a subscription.
     await page.waitForFunction(
       (selector: string) => {
@@ -186,7 +195,14 @@ async function run(): Promise<void> {
     const page = await watchedPage(t, context, allowedHosts)
     await page.goto(`${appOrigin}/?api=${encodeURIComponent(service)}&token=${encodeURIComponent(token)}`)
     const result = page.locator('#result')
-    await page.waitForFunction((selector: string) => (globalThis as unknown as { document: { querySelector(s: string): { textContent: string | null } | null } }).document.querySelector(selector)?.textContent, '#result', { timeout: WAIT_MS })
+    await page.waitForFunction(
+      (selector: string) =>
+        (globalThis as unknown as { document: { querySelector(s: string): { textContent: string | null } | null } }).document.querySelector(
+          selector,
+        )?.textContent,
+      '#result',
+      { timeout: WAIT_MS },
+    )
     const text = await result.innerText()
     t.notMatch(text, /^failed/, `the fetch succeeded: ${text}`)
     const read = JSON.parse(text) as { status: number; etag: string | null; location: string | null; remaining: string | null; id: number }

@@ -17,7 +17,14 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '../..')
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
 
 t.test('the banner names every entry point and the database, never a password', async (t) => {
-  const base = { databaseUrl: undefined, dataDir: './data', redisUrl: undefined, publicUrl: undefined, jwtSecretIsDefault: false, nodeEnv: 'development' }
+  const base = {
+    databaseUrl: undefined,
+    dataDir: './data',
+    redisUrl: undefined,
+    publicUrl: undefined,
+    jwtSecretIsDefault: false,
+    nodeEnv: 'development',
+  }
   const local = startBanner(base, 'http://127.0.0.1:3000')
   for (const line of [
     /REST API\s+http:\/\/127\.0\.0\.1:3000\/api\/v1$/m,
@@ -26,13 +33,20 @@ t.test('the banner names every entry point and the database, never a password', 
     /GraphQL\s+http:\/\/127\.0\.0\.1:3000\/graphql\s+\(subscriptions: ws:\/\/127\.0\.0\.1:3000\/graphql\)$/m,
     /Health\s+http:\/\/127\.0\.0\.1:3000\/healthz, http:\/\/127\.0\.0\.1:3000\/readyz$/m,
     /Database\s+embedded PGlite, files in \.\/data$/m,
-  ]) t.match(local, line)
+  ])
+    t.match(local, line)
   t.ok(local.split('\n').length <= 20, 'one screen')
-  const postgres = startBanner({ ...base, databaseUrl: 'postgres://app:s3cret@db.internal:5432/orders', redisUrl: 'redis://:hush@cache:6379' }, 'http://0.0.0.0:8080')
+  const postgres = startBanner(
+    { ...base, databaseUrl: 'postgres://app:s3cret@db.internal:5432/orders', redisUrl: 'redis://:hush@cache:6379' },
+    'http://0.0.0.0:8080',
+  )
   t.notMatch(postgres, /s3cret|hush/, 'passwords are not printed')
   t.match(postgres, /Database\s+PostgreSQL postgres:\/\/app:\*\*\*@db\.internal:5432\/orders/)
   t.match(postgres, /Docs\s+http:\/\/localhost:8080\/docs/, 'a wildcard address is shown as localhost')
-  t.match(startBanner({ ...base, publicUrl: 'https://api.example.com' }, 'http://127.0.0.1:3000'), /Docs\s+https:\/\/api\.example\.com\/docs/)
+  t.match(
+    startBanner({ ...base, publicUrl: 'https://api.example.com' }, 'http://127.0.0.1:3000'),
+    /Docs\s+https:\/\/api\.example\.com\/docs/,
+  )
   t.notMatch(startBanner({ ...base, nodeEnv: 'production' }, 'http://127.0.0.1:3000'), /GraphiQL/, 'production serves no GraphiQL')
 })
 
@@ -45,7 +59,16 @@ t.test('npm run build emits a server that starts from dist/ and answers at every
 
   const child = spawn(process.execPath, [join(outDir, 'src/server.js')], {
     cwd: root,
-    env: { ...process.env, DATABASE_URL: 'memory://', PORT: '0', HOST: '127.0.0.1', REDIS_URL: '', NODE_ENV: 'development', LOG_LEVEL: 'warn', JWT_SECRET: 'test-secret-0123456789abcdef0123456789abcdef' },
+    env: {
+      ...process.env,
+      DATABASE_URL: 'memory://',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      REDIS_URL: '',
+      NODE_ENV: 'development',
+      LOG_LEVEL: 'warn',
+      JWT_SECRET: 'test-secret-0123456789abcdef0123456789abcdef',
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   })
   t.teardown(() => void child.kill('SIGKILL'))

@@ -62,7 +62,10 @@ function inputFields(schema: GraphQLSchema, typeName: string): string[] {
 
 t.test('schema.graphql builds into a valid schema', async (t) => {
   const schema = buildSchema(sdl)
-  t.same(validateSchema(schema).map((error) => error.message), [])
+  t.same(
+    validateSchema(schema).map((error) => error.message),
+    [],
+  )
   t.equal(schema.getQueryType()?.name, 'Query')
   t.equal(schema.getMutationType()?.name, 'Mutation')
   t.equal(schema.getSubscriptionType()?.name, 'Subscription')
@@ -97,7 +100,15 @@ t.test('the schema, every type, field, argument, enum value and input field has 
     }
   }
   t.same(missing, [])
-  for (const word of ['Authorization: Bearer', 'extensions.code', 'FORBIDDEN', 'COST_LIMIT_EXCEEDED', '10 levels', '5,000', 'by the default page size 20']) {
+  for (const word of [
+    'Authorization: Bearer',
+    'extensions.code',
+    'FORBIDDEN',
+    'COST_LIMIT_EXCEEDED',
+    '10 levels',
+    '5,000',
+    'by the default page size 20',
+  ]) {
     t.ok(schema.description?.includes(word), `the schema description mentions ${word}`)
   }
 })
@@ -116,7 +127,11 @@ t.test('the spec shapes, checked on the built schema', async (t) => {
   if (!isObjectType(userType) || !isObjectType(order)) throw new Error('User and Order are object types')
   t.ok(isObjectType(schema.getType('Item')), 'Item is an object type')
   const orders = userType.getFields().orders!
-  t.same(orders.args.map((arg) => [arg.name, structure(arg.type)]), [['last', 'Int']], 'User.orders(last: Int)')
+  t.same(
+    orders.args.map((arg) => [arg.name, structure(arg.type)]),
+    [['last', 'Int']],
+    'User.orders(last: Int)',
+  )
   t.equal(orders.args[0]!.defaultValue, undefined, 'last has no default: the 20 most recent when omitted')
   t.same(structure(orders.type), ['!', ['[]', ['!', 'Order']]], 'User.orders: [Order!]!')
   t.same(structure(order.getFields().id!.type), ['!', 'ID'], 'Order.id: ID!')
@@ -165,21 +180,45 @@ t.test('the whole binding design, field by field', async (t) => {
     'commentAdded(articleId: ID!): Comment!',
   ])
   t.same(signatures(schema, 'User'), [
-    'id: ID!', 'name: String!', 'createdAt: DateTime!', 'company: Company', 'orders(last: Int): [Order!]!', 'cursor: String!',
+    'id: ID!',
+    'name: String!',
+    'createdAt: DateTime!',
+    'company: Company',
+    'orders(last: Int): [Order!]!',
+    'cursor: String!',
   ])
   t.same(signatures(schema, 'Company'), ['id: ID!', 'name: String!'])
   t.same(signatures(schema, 'Order'), [
-    'id: ID!', 'status: OrderStatus!', 'total: Int!', 'items: [Item!]!', 'user: User!', 'createdAt: DateTime!', 'updatedAt: DateTime!', 'cursor: String!',
+    'id: ID!',
+    'status: OrderStatus!',
+    'total: Int!',
+    'items: [Item!]!',
+    'user: User!',
+    'createdAt: DateTime!',
+    'updatedAt: DateTime!',
+    'cursor: String!',
   ])
   t.same(signatures(schema, 'Item'), ['sku: String!', 'qty: Int!', 'unitPrice: Int!', 'product: Product'])
   t.same(signatures(schema, 'Product'), ['id: ID!', 'sku: String!', 'name: String!', 'price: Int!', 'cursor: String!'])
   t.same(signatures(schema, 'Author'), ['id: ID!', 'name: String!'])
   t.same(signatures(schema, 'Article'), [
-    'id: ID!', 'title: String!', 'body: String!', 'createdAt: DateTime!', 'updatedAt: DateTime!', 'author: Author!',
-    'comments(first: Int = 20, after: String): [Comment!]!', 'commentsConnection(first: Int = 20, after: String): CommentConnection!', 'cursor: String!',
+    'id: ID!',
+    'title: String!',
+    'body: String!',
+    'createdAt: DateTime!',
+    'updatedAt: DateTime!',
+    'author: Author!',
+    'comments(first: Int = 20, after: String): [Comment!]!',
+    'commentsConnection(first: Int = 20, after: String): CommentConnection!',
+    'cursor: String!',
   ])
   t.same(signatures(schema, 'Comment'), [
-    'id: ID!', 'body: String!', 'createdAt: DateTime!', 'author: Author!', 'article: Article!', 'cursor: String!',
+    'id: ID!',
+    'body: String!',
+    'createdAt: DateTime!',
+    'author: Author!',
+    'article: Article!',
+    'cursor: String!',
   ])
   t.same(inputFields(schema, 'OrderItemInput'), ['sku: String!', 'qty: Int!'])
   t.same(inputFields(schema, 'CreateOrderInput'), ['items: [OrderItemInput!]!'])
@@ -192,7 +231,11 @@ t.test('the whole binding design, field by field', async (t) => {
 
   const status = schema.getType('OrderStatus')
   t.ok(isEnumType(status))
-  if (isEnumType(status)) t.same(status.getValues().map((value) => value.name), ['pending', 'paid', 'cancelled', 'refunded'])
+  if (isEnumType(status))
+    t.same(
+      status.getValues().map((value) => value.name),
+      ['pending', 'paid', 'cancelled', 'refunded'],
+    )
   t.ok(schema.getType('DateTime'), 'scalar DateTime')
   // Issue #14: connections beside the lists; the record-carried cursors are deprecated, not removed.
   t.same(signatures(schema, 'PageInfo'), ['hasNextPage: Boolean!', 'hasPreviousPage: Boolean!', 'startCursor: String', 'endCursor: String'])
@@ -203,15 +246,57 @@ t.test('the whole binding design, field by field', async (t) => {
     t.match(cursor.deprecationReason, /edges\.cursor/, `${record}.cursor is deprecated in favour of the edge's cursor`)
   }
   const dateTime = schema.getType('DateTime')
-  t.equal(dateTime && 'specifiedByURL' in dateTime ? dateTime.specifiedByURL : undefined, 'https://scalars.graphql.org/andimarek/date-time', 'DateTime names its specification')
+  t.equal(
+    dateTime && 'specifiedByURL' in dateTime ? dateTime.specifiedByURL : undefined,
+    'https://scalars.graphql.org/andimarek/date-time',
+    'DateTime names its specification',
+  )
   t.match(dateTime?.description, /ISO 8601/)
-  const own = Object.keys(schema.getTypeMap()).filter((name) => !name.startsWith('__')).sort()
-  t.same(own, [
-    'AddCommentInput', 'Article', 'ArticleConnection', 'ArticleEdge', 'Author', 'Boolean', 'Comment', 'CommentConnection', 'CommentEdge',
-    'Company', 'CreateArticleInput', 'CreateOrderInput', 'CreateProductInput', 'CreateUserInput', 'DateTime', 'ID', 'Int', 'Item',
-    'Mutation', 'Order', 'OrderConnection', 'OrderEdge', 'OrderItemInput', 'OrderStatus', 'PageInfo', 'Product', 'ProductConnection',
-    'ProductEdge', 'Query', 'String', 'Subscription', 'UpdateArticleInput', 'UpdateOrderInput', 'User', 'UserConnection', 'UserEdge',
-  ], 'no type beyond the design')
+  const own = Object.keys(schema.getTypeMap())
+    .filter((name) => !name.startsWith('__'))
+    .sort()
+  t.same(
+    own,
+    [
+      'AddCommentInput',
+      'Article',
+      'ArticleConnection',
+      'ArticleEdge',
+      'Author',
+      'Boolean',
+      'Comment',
+      'CommentConnection',
+      'CommentEdge',
+      'Company',
+      'CreateArticleInput',
+      'CreateOrderInput',
+      'CreateProductInput',
+      'CreateUserInput',
+      'DateTime',
+      'ID',
+      'Int',
+      'Item',
+      'Mutation',
+      'Order',
+      'OrderConnection',
+      'OrderEdge',
+      'OrderItemInput',
+      'OrderStatus',
+      'PageInfo',
+      'Product',
+      'ProductConnection',
+      'ProductEdge',
+      'Query',
+      'String',
+      'Subscription',
+      'UpdateArticleInput',
+      'UpdateOrderInput',
+      'User',
+      'UserConnection',
+      'UserEdge',
+    ],
+    'no type beyond the design',
+  )
 })
 
 t.test('generation is deterministic and independent of the order of the SDL', async (t) => {

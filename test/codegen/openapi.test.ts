@@ -102,9 +102,16 @@ t.test('generated files: paths, banner, determinism, entry points', async (t) =>
   const schemas = files[0]!.contents
   const order = ['NameSchema', 'StatusSchema', 'TagSchema', 'OwnerSchema', 'CircleSchema', 'SquareSchema', 'WidgetSchema']
   const positions = order.map((name) => schemas.indexOf(`export const ${name} =`))
-  t.ok(positions.every((position) => position > 0), 'every component schema is declared')
-  t.same([...positions].sort((a, b) => a - b), positions, 'dependencies are declared before the schemas that use them')
-  t.match(schemas, "note: Type.Union([Type.String({ maxLength: 10 }), Type.Null()]),", 'a nullable type array becomes a union with null')
+  t.ok(
+    positions.every((position) => position > 0),
+    'every component schema is declared',
+  )
+  t.same(
+    [...positions].sort((a, b) => a - b),
+    positions,
+    'dependencies are declared before the schemas that use them',
+  )
+  t.match(schemas, 'note: Type.Union([Type.String({ maxLength: 10 }), Type.Null()]),', 'a nullable type array becomes a union with null')
   t.match(schemas, "export const StatusSchema = Type.Union([Type.Literal('draft'), Type.Literal('active'), Type.Literal('archived')])")
   t.match(schemas, 'export type Widget = Static<typeof WidgetSchema>')
 })
@@ -116,8 +123,13 @@ t.test('component schemas validate like the contract', async (t) => {
   const Widget = schemas.WidgetSchema as Schema
 
   t.ok(valid(Widget, widget), 'a complete widget is valid')
-  t.ok(valid(Widget, { ...widget, note: 'short', parent_id: null, color: 255, shape: { kind: 'square', side: 1 } }), 'other valid alternatives')
-  const withoutOptional = Object.fromEntries(Object.entries(widget).filter(([name]) => !['quantity', 'color', 'shape', 'dimensions', 'metadata'].includes(name)))
+  t.ok(
+    valid(Widget, { ...widget, note: 'short', parent_id: null, color: 255, shape: { kind: 'square', side: 1 } }),
+    'other valid alternatives',
+  )
+  const withoutOptional = Object.fromEntries(
+    Object.entries(widget).filter(([name]) => !['quantity', 'color', 'shape', 'dimensions', 'metadata'].includes(name)),
+  )
   t.ok(valid(Widget, withoutOptional), 'optional properties may be left out')
   const defaulted = structuredClone(withoutOptional)
   validator.validate(Widget, defaulted)
@@ -163,8 +175,16 @@ t.test('component schemas validate like the contract', async (t) => {
   t.ok(validator.validate(schemas.WidgetCreateSchema, created))
   t.same(created, { name: 'Bolt', status: 'draft', tags: [] }, 'defaults of optional properties are applied')
   t.same(Object.keys(schemas).sort(), [
-    'CircleSchema', 'NameSchema', 'OwnerSchema', 'ProblemSchema', 'SquareSchema', 'StatusSchema', 'TagSchema',
-    'WidgetCreateSchema', 'WidgetPatchSchema', 'WidgetSchema',
+    'CircleSchema',
+    'NameSchema',
+    'OwnerSchema',
+    'ProblemSchema',
+    'SquareSchema',
+    'StatusSchema',
+    'TagSchema',
+    'WidgetCreateSchema',
+    'WidgetPatchSchema',
+    'WidgetSchema',
   ])
   t.equal(Widget.additionalProperties, false)
   t.equal(Widget.properties.id.readOnly, true, 'readOnly is kept')
@@ -174,18 +194,40 @@ t.test('component schemas validate like the contract', async (t) => {
 t.test('operations: metadata', async (t) => {
   const { operations: module } = await writeGenerated(t)
   const operations = module.operations as Json
-  t.same(Object.keys(operations), ['listWidgets', 'createWidget', 'getWidget', 'updateWidget', 'deleteWidget', 'replaceWidgetNote', 'getHealth'], 'document order')
+  t.same(
+    Object.keys(operations),
+    ['listWidgets', 'createWidget', 'getWidget', 'updateWidget', 'deleteWidget', 'replaceWidgetNote', 'getHealth'],
+    'document order',
+  )
   const summary = Object.fromEntries(
     Object.values(operations).map((operation: Json) => [
       operation.operationId,
-      [operation.method, operation.path, operation.url, operation.authenticated, operation.scopes, operation.successStatus, operation.requestBodyRequired, operation.requestMediaTypes],
+      [
+        operation.method,
+        operation.path,
+        operation.url,
+        operation.authenticated,
+        operation.scopes,
+        operation.successStatus,
+        operation.requestBodyRequired,
+        operation.requestMediaTypes,
+      ],
     ]),
   )
   t.same(summary, {
     listWidgets: ['GET', '/widgets', '/api/v2/widgets', true, ['widgets:read'], 200, false, []],
     createWidget: ['POST', '/widgets', '/api/v2/widgets', true, ['widgets:write'], 201, true, ['application/json']],
     getWidget: ['GET', '/widgets/{id}', '/api/v2/widgets/:id', true, [], 200, false, []],
-    updateWidget: ['PATCH', '/widgets/{id}', '/api/v2/widgets/:id', true, ['widgets:write', 'admin'], 200, false, ['application/merge-patch+json', 'application/json']],
+    updateWidget: [
+      'PATCH',
+      '/widgets/{id}',
+      '/api/v2/widgets/:id',
+      true,
+      ['widgets:write', 'admin'],
+      200,
+      false,
+      ['application/merge-patch+json', 'application/json'],
+    ],
     deleteWidget: ['DELETE', '/widgets/{id}', '/api/v2/widgets/:id', true, [], 204, false, []],
     replaceWidgetNote: ['PUT', '/widgets/{id}/note', '/api/v2/widgets/:id/note', true, [], 204, false, ['application/json', 'text/plain']],
     getHealth: ['GET', '/health', '/api/v2/health', false, [], 200, false, []],
@@ -245,13 +287,17 @@ t.test('operations: route schemas', async (t) => {
 
   // Responses: content per media type; no content, no entry; default and ranges kept.
   t.same(Object.keys(list.response), ['200', '400', 'default'], '304 (no content) is left out')
-  t.same(Object.keys(create.response), ['201', '400', '4xx'], '202 (no content) is left out; 4XX is Fastify\'s 4xx')
+  t.same(Object.keys(create.response), ['201', '400', '4xx'], "202 (no content) is left out; 4XX is Fastify's 4xx")
   t.equal(create.response['201'].content['application/json'].schema, schemas.WidgetSchema)
   t.equal(list.response['400'].content['application/problem+json'].schema, schemas.ProblemSchema)
   t.same(Object.keys(operations.deleteWidget.schema.response), ['404'], '204 is left out')
   t.notOk('response' in operations.replaceWidgetNote.schema, 'no response schema when no response has content')
   t.same(Object.keys(operations.getHealth.schema.response['200'].content), ['application/json', 'application/health+json', 'text/plain'])
-  t.same(operations.getHealth.schema.response['200'].content['application/health+json'].schema.required, ['status'], 'an inline schema in the content map')
+  t.same(
+    operations.getHealth.schema.response['200'].content['application/health+json'].schema.required,
+    ['status'],
+    'an inline schema in the content map',
+  )
   t.ok(bodies.validate(list.response['200'].content['application/json'].schema, { data: [widget], next: null }))
   t.notOk(bodies.validate(list.response['200'].content['application/json'].schema, { data: [widget] }), 'a required nullable property')
 
@@ -265,7 +311,9 @@ t.test('operations: route schemas', async (t) => {
 t.test('operations: Fastify accepts the route schemas, validates with them and serializes with them', async (t) => {
   const { operations: module } = await writeGenerated(t)
   const operations = module.operations as Json
-  const app = Fastify({ ajv: { customOptions: { strict: false, removeAdditional: false, allErrors: true, coerceTypes: 'array', useDefaults: true } } })
+  const app = Fastify({
+    ajv: { customOptions: { strict: false, removeAdditional: false, allErrors: true, coerceTypes: 'array', useDefaults: true } },
+  })
   t.teardown(() => app.close())
   app.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, (_request, body, done) => {
     try {
@@ -279,7 +327,9 @@ t.test('operations: Fastify accepts the route schemas, validates with them and s
     listWidgets: async (request: any) => ({ data: [stored], next: null, query: request.query }),
     createWidget: async (request: any, reply: any) => reply.code(201).send({ ...stored, name: request.body.name }),
     getWidget: async (request: any, reply: any) =>
-      request.params.id === 404 ? reply.code(404).type('application/problem+json').send({ status: 404, code: 'NOT_FOUND', secret: 'x' }) : stored,
+      request.params.id === 404
+        ? reply.code(404).type('application/problem+json').send({ status: 404, code: 'NOT_FOUND', secret: 'x' })
+        : stored,
     updateWidget: async (request: any) => ({ ...stored, ...request.body }),
     deleteWidget: async (_request: any, reply: any) => reply.code(204).send(),
     replaceWidgetNote: async (_request: any, reply: any) => reply.code(204).send(),
@@ -295,7 +345,11 @@ t.test('operations: Fastify accepts the route schemas, validates with them and s
   t.equal(list.statusCode, 200)
   t.same(Object.keys(list.json()), ['data', 'next'], 'properties outside the response schema are not serialized')
   t.notOk('secret' in list.json().data[0], 'nor inside referenced schemas')
-  t.equal((await app.inject({ method: 'GET', url: '/api/v2/widgets?q=ab&page=2', headers: requestId })).statusCode, 400, 'unknown query parameter')
+  t.equal(
+    (await app.inject({ method: 'GET', url: '/api/v2/widgets?q=ab&page=2', headers: requestId })).statusCode,
+    400,
+    'unknown query parameter',
+  )
   t.equal((await app.inject({ method: 'GET', url: '/api/v2/widgets?q=ab' })).statusCode, 400, 'missing required header')
 
   const created = await app.inject({ method: 'POST', url: '/api/v2/widgets', payload: { name: 'Bolt' } })
@@ -373,7 +427,9 @@ export const url: '/api/v2/widgets/:id' = operations.getWidget.url
     types: [],
   })
   const diagnostics = ts.getPreEmitDiagnostics(program).map((diagnostic) => {
-    const where = diagnostic.file ? `${diagnostic.file.fileName.slice(dir.length + 1)}:${diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start ?? 0).line + 1}` : ''
+    const where = diagnostic.file
+      ? `${diagnostic.file.fileName.slice(dir.length + 1)}:${diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start ?? 0).line + 1}`
+      : ''
     return `${where} ${ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')}`
   })
   t.same(diagnostics, [], 'no type errors')
@@ -392,55 +448,175 @@ t.test('what the generator refuses, with the place in the document', async (t) =
   }
   const schemas = (document: Json) => document.components.schemas
 
-  refuses('an unsupported keyword', (d) => (schemas(d).Widget.properties.name = { allOf: [{ $ref: '#/components/schemas/Name' }] }), /components\.schemas\.Widget\.properties\.name: unsupported JSON Schema keyword "allOf"/)
-  refuses('an OpenAPI 3.0 nullable', (d) => (schemas(d).Owner.properties.email.nullable = true), /Owner\.properties\.email: unsupported JSON Schema keyword "nullable"/)
-  refuses('patternProperties', (d) => (schemas(d).Owner.patternProperties = { '^x-': {} }), /unsupported JSON Schema keyword "patternProperties"/)
+  refuses(
+    'an unsupported keyword',
+    (d) => (schemas(d).Widget.properties.name = { allOf: [{ $ref: '#/components/schemas/Name' }] }),
+    /components\.schemas\.Widget\.properties\.name: unsupported JSON Schema keyword "allOf"/,
+  )
+  refuses(
+    'an OpenAPI 3.0 nullable',
+    (d) => (schemas(d).Owner.properties.email.nullable = true),
+    /Owner\.properties\.email: unsupported JSON Schema keyword "nullable"/,
+  )
+  refuses(
+    'patternProperties',
+    (d) => (schemas(d).Owner.patternProperties = { '^x-': {} }),
+    /unsupported JSON Schema keyword "patternProperties"/,
+  )
   refuses('a not', (d) => (schemas(d).Tag.not = { const: 'x' }), /components\.schemas\.Tag: unsupported JSON Schema keyword "not"/)
-  refuses('a keyword in an operation schema', (d) => (d.paths['/widgets'].get.parameters[2].schema.if = {}), /paths\.\/widgets\.get\.parameters\[2\]\.schema: unsupported JSON Schema keyword "if"/)
-  refuses('a keyword in a referenced parameter', (d) => (d.components.parameters.Limit.schema.contains = {}), /components\.parameters\.Limit\.schema: unsupported JSON Schema keyword "contains"/)
-  refuses('a cycle', (d) => (schemas(d).Owner.properties.favourite = { $ref: '#/components/schemas/Widget' }), /cycle \(Widget → Owner → Widget\)/)
+  refuses(
+    'a keyword in an operation schema',
+    (d) => (d.paths['/widgets'].get.parameters[2].schema.if = {}),
+    /paths\.\/widgets\.get\.parameters\[2\]\.schema: unsupported JSON Schema keyword "if"/,
+  )
+  refuses(
+    'a keyword in a referenced parameter',
+    (d) => (d.components.parameters.Limit.schema.contains = {}),
+    /components\.parameters\.Limit\.schema: unsupported JSON Schema keyword "contains"/,
+  )
+  refuses(
+    'a cycle',
+    (d) => (schemas(d).Owner.properties.favourite = { $ref: '#/components/schemas/Widget' }),
+    /cycle \(Widget → Owner → Widget\)/,
+  )
   refuses('a self-reference', (d) => (schemas(d).Owner.properties.boss = { $ref: '#/components/schemas/Owner' }), /cycle \(Owner → Owner\)/)
-  refuses('a $ref to a missing schema', (d) => (schemas(d).Owner.properties.team = { $ref: '#/components/schemas/Team' }), /\$ref to unknown schema #\/components\/schemas\/Team/)
-  refuses('a $ref outside components.schemas', (d) => (schemas(d).Owner.properties.team = { $ref: '#/components/parameters/Limit' }), /only #\/components\/schemas\/<Name> refs/)
-  refuses('keywords next to $ref', (d) => (schemas(d).Widget.properties.name = { $ref: '#/components/schemas/Name', default: 'x' }), /keywords next to "\$ref" are not supported \(default\)/)
+  refuses(
+    'a $ref to a missing schema',
+    (d) => (schemas(d).Owner.properties.team = { $ref: '#/components/schemas/Team' }),
+    /\$ref to unknown schema #\/components\/schemas\/Team/,
+  )
+  refuses(
+    'a $ref outside components.schemas',
+    (d) => (schemas(d).Owner.properties.team = { $ref: '#/components/parameters/Limit' }),
+    /only #\/components\/schemas\/<Name> refs/,
+  )
+  refuses(
+    'keywords next to $ref',
+    (d) => (schemas(d).Widget.properties.name = { $ref: '#/components/schemas/Name', default: 'x' }),
+    /keywords next to "\$ref" are not supported \(default\)/,
+  )
   refuses('a keyword for another type', (d) => (schemas(d).Owner.properties.id.maxLength = 3), /"maxLength" does not apply to type integer/)
   refuses('a keyword without a type', (d) => (schemas(d).Widget.properties.kind = { minimum: 3 }), /"minimum" needs a "type"/)
-  refuses('an OpenAPI 3.0 boolean exclusiveMinimum', (d) => (schemas(d).Circle.properties.radius.exclusiveMinimum = true), /OpenAPI 3\.0 boolean/)
+  refuses(
+    'an OpenAPI 3.0 boolean exclusiveMinimum',
+    (d) => (schemas(d).Circle.properties.radius.exclusiveMinimum = true),
+    /OpenAPI 3\.0 boolean/,
+  )
   refuses('an invalid pattern', (d) => (schemas(d).Tag.pattern = '(['), /"pattern" is not a valid regular expression/)
   refuses('minimum above maximum', (d) => (schemas(d).Owner.properties.id.maximum = 0), /"minimum" \(1\) is greater than "maximum" \(0\)/)
-  refuses('a required property that does not exist', (d) => schemas(d).Circle.required.push('diameter'), /required property "diameter" is not in "properties"/)
+  refuses(
+    'a required property that does not exist',
+    (d) => schemas(d).Circle.required.push('diameter'),
+    /required property "diameter" is not in "properties"/,
+  )
   refuses('an enum value of the wrong type', (d) => schemas(d).Status.enum.push(3), /enum value 3 is not of type string/)
   refuses('an object enum value', (d) => (schemas(d).Status = { enum: [{ a: 1 }] }), /only string, number, boolean and null enum values/)
   refuses('an array without items', (d) => delete schemas(d).Widget.properties.tags.items, /an array needs "items"/)
   refuses('tuple items', (d) => (schemas(d).Widget.properties.tags.items = [{ type: 'string' }]), /tuple "items"/)
   refuses('an unknown type', (d) => (schemas(d).Tag.type = 'text'), /unsupported type "text"/)
   refuses('an OpenAPI 3.0 document', (d) => (d.openapi = '3.0.3'), /OpenAPI 3\.1\.x/)
-  refuses('a component name that is not an identifier', (d) => (schemas(d)['Widget.Summary'] = { type: 'string' }), /must be a valid identifier/)
-  refuses('an undescribed path parameter', (d) => (d.paths['/widgets/{id}/note'].put.parameters = []), /path parameter \{id\} is not described/)
-  refuses('a path parameter not in the path', (d) => d.paths['/widgets'].get.parameters.push({ $ref: '#/components/parameters/WidgetId' }), /path parameter "id" does not appear in \/widgets/)
-  refuses('an optional path parameter', (d) => (d.components.parameters.WidgetId.required = false), /a path parameter must be required: true/)
-  refuses('a cookie parameter', (d) => d.paths['/health'].get.parameters = [{ name: 'session', in: 'cookie', schema: { type: 'string' } }], /cookie parameters are not supported/)
-  refuses('a content parameter', (d) => d.paths['/health'].get.parameters = [{ name: 'filter', in: 'query', content: { 'application/json': {} } }], /parameters described by "content"/)
-  refuses('a deepObject parameter', (d) => d.paths['/health'].get.parameters = [{ name: 'filter', in: 'query', style: 'deepObject', schema: { type: 'object' } }], /style "deepObject" is not supported/)
-  refuses('a parameter listed twice', (d) => d.paths['/widgets'].get.parameters.push({ $ref: '#/components/parameters/Limit' }), /query parameter "limit" is listed twice/)
-  refuses('a dangling $ref', (d) => (d.paths['/widgets/{id}'].get.responses['404'] = { $ref: '#/components/responses/Gone' }), /\$ref #\/components\/responses\/Gone does not resolve/)
+  refuses(
+    'a component name that is not an identifier',
+    (d) => (schemas(d)['Widget.Summary'] = { type: 'string' }),
+    /must be a valid identifier/,
+  )
+  refuses(
+    'an undescribed path parameter',
+    (d) => (d.paths['/widgets/{id}/note'].put.parameters = []),
+    /path parameter \{id\} is not described/,
+  )
+  refuses(
+    'a path parameter not in the path',
+    (d) => d.paths['/widgets'].get.parameters.push({ $ref: '#/components/parameters/WidgetId' }),
+    /path parameter "id" does not appear in \/widgets/,
+  )
+  refuses(
+    'an optional path parameter',
+    (d) => (d.components.parameters.WidgetId.required = false),
+    /a path parameter must be required: true/,
+  )
+  refuses(
+    'a cookie parameter',
+    (d) => (d.paths['/health'].get.parameters = [{ name: 'session', in: 'cookie', schema: { type: 'string' } }]),
+    /cookie parameters are not supported/,
+  )
+  refuses(
+    'a content parameter',
+    (d) => (d.paths['/health'].get.parameters = [{ name: 'filter', in: 'query', content: { 'application/json': {} } }]),
+    /parameters described by "content"/,
+  )
+  refuses(
+    'a deepObject parameter',
+    (d) => (d.paths['/health'].get.parameters = [{ name: 'filter', in: 'query', style: 'deepObject', schema: { type: 'object' } }]),
+    /style "deepObject" is not supported/,
+  )
+  refuses(
+    'a parameter listed twice',
+    (d) => d.paths['/widgets'].get.parameters.push({ $ref: '#/components/parameters/Limit' }),
+    /query parameter "limit" is listed twice/,
+  )
+  refuses(
+    'a dangling $ref',
+    (d) => (d.paths['/widgets/{id}'].get.responses['404'] = { $ref: '#/components/responses/Gone' }),
+    /\$ref #\/components\/responses\/Gone does not resolve/,
+  )
   refuses('a $ref loop', (d) => (d.components.responses.Error = { $ref: '#/components/responses/NotFound' }), /refers to itself/)
   refuses('an external $ref', (d) => (d.paths['/widgets/{id}'].get.responses['404'] = { $ref: 'other.yaml#/x' }), /only local \$refs/)
-  refuses('a dangling response header $ref', (d) => (d.components.responses.Error.headers = { ETag: { $ref: '#/components/headers/Nope' } }), /#\/components\/headers\/Nope does not resolve/)
-  refuses('a media type without a schema', (d) => (d.components.requestBodies.WidgetPatch.content['application/json'] = {}), /a request media type needs a schema/)
+  refuses(
+    'a dangling response header $ref',
+    (d) => (d.components.responses.Error.headers = { ETag: { $ref: '#/components/headers/Nope' } }),
+    /#\/components\/headers\/Nope does not resolve/,
+  )
+  refuses(
+    'a media type without a schema',
+    (d) => (d.components.requestBodies.WidgetPatch.content['application/json'] = {}),
+    /a request media type needs a schema/,
+  )
   refuses('a bad status', (d) => (d.paths['/health'].get.responses['2000'] = { description: 'x' }), /"2000" is not a response status/)
   refuses('a duplicate operationId', (d) => (d.paths['/health'].get.operationId = 'getWidget'), /operationId getWidget is used twice/)
   refuses('a missing operationId', (d) => delete d.paths['/health'].get.operationId, /needs an operationId/)
   refuses('a typo in an operation', (d) => (d.paths['/health'].get.reponses = {}), /unsupported operation field "reponses"/)
-  refuses('scopes that disagree', (d) => (d.paths['/widgets'].get['x-required-scopes'] = ['admin']), /x-required-scopes \(admin\) disagrees/)
-  refuses('scopes without a credential', (d) => (d.paths['/health'].get['x-required-scopes'] = ['admin']), /scopes are listed but the operation needs no credential/)
+  refuses(
+    'scopes that disagree',
+    (d) => (d.paths['/widgets'].get['x-required-scopes'] = ['admin']),
+    /x-required-scopes \(admin\) disagrees/,
+  )
+  refuses(
+    'scopes without a credential',
+    (d) => (d.paths['/health'].get['x-required-scopes'] = ['admin']),
+    /scopes are listed but the operation needs no credential/,
+  )
   refuses('an unknown security scheme', (d) => (d.paths['/health'].get.security = [{ apiKey: [] }]), /unknown security scheme "apiKey"/)
-  refuses('alternative requirements', (d) => (d.security = [{ bearerAuth: [] }, { bearerAuth: ['admin'] }]), /alternative security requirements/)
+  refuses(
+    'alternative requirements',
+    (d) => (d.security = [{ bearerAuth: [] }, { bearerAuth: ['admin'] }]),
+    /alternative security requirements/,
+  )
   refuses('a server variable', (d) => (d.servers = [{ url: 'https://{host}/api' }]), /server variables are not supported/)
-  refuses('two routes Fastify cannot tell apart', (d) => (d.paths['/widgets/{key}'] = { parameters: [{ name: 'key', in: 'path', required: true, schema: { type: 'string' } }], get: { operationId: 'getByKey', responses: { '200': { description: 'x' } } } }), /the same route as getWidget/)
+  refuses(
+    'two routes Fastify cannot tell apart',
+    (d) =>
+      (d.paths['/widgets/{key}'] = {
+        parameters: [{ name: 'key', in: 'path', required: true, schema: { type: 'string' } }],
+        get: { operationId: 'getByKey', responses: { '200': { description: 'x' } } },
+      }),
+    /the same route as getWidget/,
+  )
 
-  t.throws(() => generateOpenApiFilesFromSource('openapi: 3.1.0\nopenapi: 3.1.0\n', 'dup.yaml'), /dup\.yaml: not valid YAML/, 'invalid YAML names the file')
-  t.throws(() => generateOpenApiFilesFromSource(fixtureSource.replace('exclusiveMaximum: 100', 'exclusiveMaximum: 100\n          dependentRequired: {}'), 'openapi.yaml'), /^openapi\.yaml: components\.schemas\.Widget\.properties\.quantity: unsupported JSON Schema keyword "dependentRequired"$/, 'the message names the file and the place')
+  t.throws(
+    () => generateOpenApiFilesFromSource('openapi: 3.1.0\nopenapi: 3.1.0\n', 'dup.yaml'),
+    /dup\.yaml: not valid YAML/,
+    'invalid YAML names the file',
+  )
+  t.throws(
+    () =>
+      generateOpenApiFilesFromSource(
+        fixtureSource.replace('exclusiveMaximum: 100', 'exclusiveMaximum: 100\n          dependentRequired: {}'),
+        'openapi.yaml',
+      ),
+    /^openapi\.yaml: components\.schemas\.Widget\.properties\.quantity: unsupported JSON Schema keyword "dependentRequired"$/,
+    'the message names the file and the place',
+  )
 })
 
 t.test('security: global, operation-level, optional', async (t) => {
@@ -451,7 +627,11 @@ t.test('security: global, operation-level, optional', async (t) => {
     const start = operations.indexOf(`  ${id}: {`)
     return operations.slice(start, operations.indexOf('\n  },', start))
   }
-  t.match(entry(() => {}, 'getWidget'), /authenticated: true,\n\s+scopes: \[\],/, 'the global requirement applies')
+  t.match(
+    entry(() => {}, 'getWidget'),
+    /authenticated: true,\n\s+scopes: \[\],/,
+    'the global requirement applies',
+  )
   const globalAdmin = (d: Json) => {
     d.security = [{ bearerAuth: ['admin'] }]
     delete d.paths['/widgets'].post['x-required-scopes']
@@ -463,7 +643,19 @@ t.test('security: global, operation-level, optional', async (t) => {
     delete d.paths['/widgets'].post['x-required-scopes']
   }
   t.match(entry(noGlobal, 'getWidget'), /authenticated: false,\n\s+scopes: \[\],/, 'no requirement anywhere: no credential')
-  t.match(entry((d) => (d.paths['/widgets/{id}'].get.security = [{}, { bearerAuth: [] }]), 'getWidget'), /authenticated: false,/, 'an empty requirement makes the credential optional')
-  t.match(entry((d) => (d.paths['/widgets'].get['x-required-scopes'] = ['widgets:read']), 'listWidgets'), /scopes: \['widgets:read'\],/, 'x-required-scopes may repeat the requirement')
-  t.match(entry(() => {}, 'getHealth'), /authenticated: false,/, 'security: [] overrides the global requirement')
+  t.match(
+    entry((d) => (d.paths['/widgets/{id}'].get.security = [{}, { bearerAuth: [] }]), 'getWidget'),
+    /authenticated: false,/,
+    'an empty requirement makes the credential optional',
+  )
+  t.match(
+    entry((d) => (d.paths['/widgets'].get['x-required-scopes'] = ['widgets:read']), 'listWidgets'),
+    /scopes: \['widgets:read'\],/,
+    'x-required-scopes may repeat the requirement',
+  )
+  t.match(
+    entry(() => {}, 'getHealth'),
+    /authenticated: false,/,
+    'security: [] overrides the global requirement',
+  )
 })

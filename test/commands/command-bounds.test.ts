@@ -23,20 +23,36 @@ interface Verdict {
 /** A GraphQL argument path (`input.items.0.qty`, `reason`) as the REST body pointer it stands for. */
 function asPointer(name: string, argument: string): string {
   const path = argument === '' ? name : name.slice(argument.length + 1)
-  return `/${path.split('.').map((segment) => segment.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)).join('/')}`
+  return `/${path
+    .split('.')
+    .map((segment) => segment.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`))
+    .join('/')}`
 }
 
-async function restVerdict(app: FastifyInstance, request: { method: 'POST' | 'PUT' | 'PATCH'; url: string; headers: Record<string, string>; payload: unknown }): Promise<Verdict> {
+async function restVerdict(
+  app: FastifyInstance,
+  request: { method: 'POST' | 'PUT' | 'PATCH'; url: string; headers: Record<string, string>; payload: unknown },
+): Promise<Verdict> {
   const response = await app.inject({ ...request, payload: request.payload as Record<string, unknown> })
   if (response.statusCode < 300) return { accepted: true, fields: [] }
   const problem = response.json() as { code: string; errors?: Array<{ name: string }> }
-  if (response.statusCode !== 400 || problem.code !== 'VALIDATION_FAILED') throw new Error(`REST answered ${response.statusCode} ${response.body}`)
+  if (response.statusCode !== 400 || problem.code !== 'VALIDATION_FAILED')
+    throw new Error(`REST answered ${response.statusCode} ${response.body}`)
   return { accepted: false, fields: (problem.errors ?? []).map((error) => error.name).sort() }
 }
 
-async function graphqlVerdict(app: FastifyInstance, headers: Record<string, string>, query: string, variables: Record<string, unknown>, argument: string): Promise<Verdict> {
+async function graphqlVerdict(
+  app: FastifyInstance,
+  headers: Record<string, string>,
+  query: string,
+  variables: Record<string, unknown>,
+  argument: string,
+): Promise<Verdict> {
   const response = await app.inject({ method: 'POST', url: '/graphql', headers, payload: { query, variables } })
-  const body = response.json() as { data: Record<string, unknown> | null; errors?: Array<{ extensions: { code: string; errors?: Array<{ in: string; name: string }> } }> }
+  const body = response.json() as {
+    data: Record<string, unknown> | null
+    errors?: Array<{ extensions: { code: string; errors?: Array<{ in: string; name: string }> } }>
+  }
   if (!body.errors) return { accepted: true, fields: [] }
   const [error] = body.errors
   if (body.errors.length !== 1 || error?.extensions.code !== 'BAD_USER_INPUT') throw new Error(`GraphQL answered ${response.body}`)
@@ -48,7 +64,10 @@ async function graphqlVerdict(app: FastifyInstance, headers: Record<string, stri
 async function rowCounts(app: FastifyInstance): Promise<Record<string, number>> {
   const counts: Record<string, number> = {}
   for (const table of ['orders', 'order_items', 'articles', 'comments', 'users', 'products', 'outbox'] as const) {
-    const row = await app.db.selectFrom(table).select((eb) => eb.fn.countAll<string>().as('count')).executeTakeFirstOrThrow()
+    const row = await app.db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<string>().as('count'))
+      .executeTakeFirstOrThrow()
     counts[table] = Number(row.count)
   }
   return counts
@@ -58,8 +77,12 @@ interface Case {
   command: string
   bound: string
   /** The REST request; `fresh` makes a new pending order for a case that changes one. */
-  rest: (fresh: () => Promise<number>) => Promise<{ method: 'POST' | 'PUT' | 'PATCH'; url: string; headers: Record<string, string>; payload: unknown }>
-  graphql: (fresh: () => Promise<number>) => Promise<{ headers: Record<string, string>; query: string; variables: Record<string, unknown>; argument: string }>
+  rest: (
+    fresh: () => Promise<number>,
+  ) => Promise<{ method: 'POST' | 'PUT' | 'PATCH'; url: string; headers: Record<string, string>; payload: unknown }>
+  graphql: (
+    fresh: () => Promise<number>,
+  ) => Promise<{ headers: Record<string, string>; query: string; variables: Record<string, unknown>; argument: string }>
   expected: 'accepted' | 'refused'
 }
 
@@ -105,24 +128,50 @@ function orderCases(): Case[] {
         bound,
         expected: verdict(ok),
         rest: async (fresh) => ({ method, url: `/api/v1/orders/${await fresh()}`, headers: grace, payload: { items: set } }),
-        graphql: async (fresh) => ({ headers: grace, query: updateOrder, variables: { id: String(await fresh()), input: { items: set } }, argument: 'input' }),
+        graphql: async (fresh) => ({
+          headers: grace,
+          query: updateOrder,
+          variables: { id: String(await fresh()), input: { items: set } },
+          argument: 'input',
+        }),
       })
     }
   }
-  for (const [length, ok] of [[0, true], [500, true], [501, false]] as const) {
+  for (const [length, ok] of [
+    [0, true],
+    [500, true],
+    [501, false],
+  ] as const) {
     cases.push({
       command: 'cancelOrder',
       bound: `reason of ${length}`,
       expected: verdict(ok),
-      rest: async (fresh) => ({ method: 'POST', url: `/api/v1/orders/${await fresh()}/cancellation`, headers: grace, payload: { reason: text(length) } }),
-      graphql: async (fresh) => ({ headers: grace, query: cancelOrder, variables: { id: String(await fresh()), reason: text(length) }, argument: '' }),
+      rest: async (fresh) => ({
+        method: 'POST',
+        url: `/api/v1/orders/${await fresh()}/cancellation`,
+        headers: grace,
+        payload: { reason: text(length) },
+      }),
+      graphql: async (fresh) => ({
+        headers: grace,
+        query: cancelOrder,
+        variables: { id: String(await fresh()), reason: text(length) },
+        argument: '',
+      }),
     })
   }
   return cases
 }
 
 function lengthCases(command: string, field: string, max: number, make: (value: string) => Pick<Case, 'rest' | 'graphql'>): Case[] {
-  return ([[0, false], [1, true], [max, true], [max + 1, false]] as const).map(([length, ok]) => ({
+  return (
+    [
+      [0, false],
+      [1, true],
+      [max, true],
+      [max + 1, false],
+    ] as const
+  ).map(([length, ok]) => ({
     command,
     bound: `${field} of ${length}`,
     expected: ok ? 'accepted' : 'refused',
@@ -158,23 +207,56 @@ function otherCases(): Case[] {
     })),
     ...lengthCases('createProduct', 'name', 200, (name) => ({
       rest: async () => ({ method: 'POST', url: '/api/v1/products', headers: admin, payload: { sku: newSku(), name, price: 1 } }),
-      graphql: async () => ({ headers: admin, query: createProduct, variables: { input: { sku: newSku(), name, price: 1 } }, argument: 'input' }),
+      graphql: async () => ({
+        headers: admin,
+        query: createProduct,
+        variables: { input: { sku: newSku(), name, price: 1 } },
+        argument: 'input',
+      }),
     })),
-    ...([[-1, false], [0, true], [10_000_000, true], [10_000_001, false]] as const).map(([price, ok]): Case => ({
-      command: 'createProduct',
-      bound: `price ${price}`,
-      expected: ok ? 'accepted' : 'refused',
-      rest: async () => ({ method: 'POST', url: '/api/v1/products', headers: admin, payload: { sku: newSku(), name: 'n', price } }),
-      graphql: async () => ({ headers: admin, query: createProduct, variables: { input: { sku: newSku(), name: 'n', price } }, argument: 'input' }),
-    })),
-    ...([['-bad sku', false], ['A', true], [`A${text(63)}`, true], [`A${text(64)}`, false]] as const).map(([sku, ok]): Case => ({
-      command: 'createProduct',
-      bound: `sku "${sku.slice(0, 12)}" (${sku.length})`,
-      expected: ok ? 'accepted' : 'refused',
-      // The same sku can be created once: REST and GraphQL each get their own variant of it.
-      rest: async () => ({ method: 'POST', url: '/api/v1/products', headers: admin, payload: { sku, name: 'n', price: 1 } }),
-      graphql: async () => ({ headers: admin, query: createProduct, variables: { input: { sku: sku.replace(/^A/, 'B'), name: 'n', price: 1 } }, argument: 'input' }),
-    })),
+    ...(
+      [
+        [-1, false],
+        [0, true],
+        [10_000_000, true],
+        [10_000_001, false],
+      ] as const
+    ).map(
+      ([price, ok]): Case => ({
+        command: 'createProduct',
+        bound: `price ${price}`,
+        expected: ok ? 'accepted' : 'refused',
+        rest: async () => ({ method: 'POST', url: '/api/v1/products', headers: admin, payload: { sku: newSku(), name: 'n', price } }),
+        graphql: async () => ({
+          headers: admin,
+          query: createProduct,
+          variables: { input: { sku: newSku(), name: 'n', price } },
+          argument: 'input',
+        }),
+      }),
+    ),
+    ...(
+      [
+        ['-bad sku', false],
+        ['A', true],
+        [`A${text(63)}`, true],
+        [`A${text(64)}`, false],
+      ] as const
+    ).map(
+      ([sku, ok]): Case => ({
+        command: 'createProduct',
+        bound: `sku "${sku.slice(0, 12)}" (${sku.length})`,
+        expected: ok ? 'accepted' : 'refused',
+        // The same sku can be created once: REST and GraphQL each get their own variant of it.
+        rest: async () => ({ method: 'POST', url: '/api/v1/products', headers: admin, payload: { sku, name: 'n', price: 1 } }),
+        graphql: async () => ({
+          headers: admin,
+          query: createProduct,
+          variables: { input: { sku: sku.replace(/^A/, 'B'), name: 'n', price: 1 } },
+          argument: 'input',
+        }),
+      }),
+    ),
   ]
 }
 
@@ -189,7 +271,13 @@ t.test('every bound of every command: the same verdict through REST and GraphQL,
     const rest = await restVerdict(app, await testCase.rest(fresh))
     const graphqlRequest = await testCase.graphql(fresh)
     const before = await rowCounts(app)
-    const graphql = await graphqlVerdict(app, graphqlRequest.headers, graphqlRequest.query, graphqlRequest.variables, graphqlRequest.argument)
+    const graphql = await graphqlVerdict(
+      app,
+      graphqlRequest.headers,
+      graphqlRequest.query,
+      graphqlRequest.variables,
+      graphqlRequest.argument,
+    )
     t.equal(rest.accepted ? 'accepted' : 'refused', testCase.expected, `${name}: REST ${testCase.expected}`)
     t.same(graphql, rest, `${name}: GraphQL gives REST's verdict, naming the same fields`)
     if (!graphql.accepted) t.same(await rowCounts(app), before, `${name}: the refused GraphQL mutation stored nothing`)
@@ -202,13 +290,24 @@ t.test('a GraphQL refusal names each field as an argument path', async (t) => {
     method: 'POST',
     url: '/graphql',
     headers: grace,
-    payload: { query: createOrder, variables: { input: { items: [{ sku: 'CB-404', qty: 0 }, { sku: '-bad sku', qty: 5000 }] } } },
+    payload: {
+      query: createOrder,
+      variables: {
+        input: {
+          items: [
+            { sku: 'CB-404', qty: 0 },
+            { sku: '-bad sku', qty: 5000 },
+          ],
+        },
+      },
+    },
   })
   const [error] = response.json().errors
   t.equal(error.extensions.code, 'BAD_USER_INPUT')
-  t.same(
-    error.extensions.errors.map((field: { in: string; name: string }) => `${field.in}:${field.name}`).sort(),
-    ['argument:input.items.0.qty', 'argument:input.items.1.qty', 'argument:input.items.1.sku'],
-  )
+  t.same(error.extensions.errors.map((field: { in: string; name: string }) => `${field.in}:${field.name}`).sort(), [
+    'argument:input.items.0.qty',
+    'argument:input.items.1.qty',
+    'argument:input.items.1.sku',
+  ])
   t.same(response.json().data, { createOrder: null }, 'the mutation field is null (partial success)')
 })

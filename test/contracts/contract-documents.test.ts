@@ -19,7 +19,11 @@ t.test('the served OpenAPI document is openapi.yaml, as JSON and as the file its
   t.equal(json.statusCode, 200)
   t.match(json.headers['content-type'], /^application\/json/)
   const served = json.json()
-  t.same(served.servers.map((server: { url: string }) => server.url), ['/api/v1'], 'servers is relative: the host and port the document came from')
+  t.same(
+    served.servers.map((server: { url: string }) => server.url),
+    ['/api/v1'],
+    'servers is relative: the host and port the document came from',
+  )
   t.same(served, withServers(file, served.servers), 'nothing but servers differs from openapi.yaml')
 
   const yaml = await app.inject({ method: 'GET', url: '/api/v1/openapi.yaml' })
@@ -42,7 +46,11 @@ t.test('with PUBLIC_URL the served `servers` is that URL under /api/v1, and noth
     const response = await app.inject({ method: 'GET', url })
     t.equal(response.statusCode, 200, url)
     const served = parse(response.body) as { servers: Array<{ url: string }> }
-    t.same(served.servers.map((server) => server.url), ['https://api.example.com/shop/api/v1'], `${url}: servers is PUBLIC_URL/api/v1`)
+    t.same(
+      served.servers.map((server) => server.url),
+      ['https://api.example.com/shop/api/v1'],
+      `${url}: servers is PUBLIC_URL/api/v1`,
+    )
     t.same(served, withServers(file, served.servers), `${url}: nothing but servers differs from openapi.yaml`)
   }
 })
@@ -60,7 +68,15 @@ t.test('the live GraphQL schema, introspected, is schema.graphql', async (t) => 
     method: 'POST',
     url: '/graphql',
     headers: bearer(2, 'orders:read'),
-    payload: { query: getIntrospectionQuery({ descriptions: true, schemaDescription: true, specifiedByUrl: true, directiveIsRepeatable: true, inputValueDeprecation: true }) },
+    payload: {
+      query: getIntrospectionQuery({
+        descriptions: true,
+        schemaDescription: true,
+        specifiedByUrl: true,
+        directiveIsRepeatable: true,
+        inputValueDeprecation: true,
+      }),
+    },
   })
   t.equal(response.statusCode, 200)
   const body = response.json()

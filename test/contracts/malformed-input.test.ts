@@ -19,20 +19,48 @@ const operations = Object.entries(document.paths).flatMap(([path, item]) =>
   Object.entries(item).map(([method, operation]) => ({ path, method: method.toUpperCase(), id: operation.operationId })),
 )
 
-const printable = fc.string({ unit: fc.constantFrom(...' !"#$%&\'()*+,-./0123456789:;<=>?@ABCXYZ[\\]^_`abcxyz{|}~'.split('')), maxLength: 40 })
+const printable = fc.string({
+  unit: fc.constantFrom(...' !"#$%&\'()*+,-./0123456789:;<=>?@ABCXYZ[\\]^_`abcxyz{|}~'.split('')),
+  maxLength: 40,
+})
 const pathId = fc.oneof(
   fc.integer({ min: -5, max: 12 }).map(String),
   fc.constantFrom('0', '99999999999', '1e3', 'abc', '%20', '-1', '1.5', '00001'),
 )
-const queryValue = fc.oneof(printable, fc.integer().map(String), fc.constantFrom('-created_at', 'total', 'pending', 'id,total', '', 'x'.repeat(600)))
+const queryValue = fc.oneof(
+  printable,
+  fc.integer().map(String),
+  fc.constantFrom('-created_at', 'total', 'pending', 'id,total', '', 'x'.repeat(600)),
+)
 const queryKey = fc.constantFrom('limit', 'cursor', 'sort', 'status', 'fields', 'user_id', 'colour', 'limit[]')
 const body = fc.oneof(
   fc.jsonValue({ maxDepth: 3 }).map((value) => JSON.stringify(value)),
-  fc.record({ items: fc.array(fc.record({ sku: fc.oneof(printable, fc.constantFrom('KB-101', 'MS-202')), qty: fc.oneof(fc.integer({ min: -2, max: 1200 }), printable as fc.Arbitrary<unknown>) }), { maxLength: 3 }) }).map((value) => JSON.stringify(value)),
-  fc.record({ title: printable, body: printable, reason: printable, name: printable, sku: printable, price: fc.integer() }, { requiredKeys: [] }).map((value) => JSON.stringify(value)),
+  fc
+    .record({
+      items: fc.array(
+        fc.record({
+          sku: fc.oneof(printable, fc.constantFrom('KB-101', 'MS-202')),
+          qty: fc.oneof(fc.integer({ min: -2, max: 1200 }), printable as fc.Arbitrary<unknown>),
+        }),
+        { maxLength: 3 },
+      ),
+    })
+    .map((value) => JSON.stringify(value)),
+  fc
+    .record(
+      { title: printable, body: printable, reason: printable, name: printable, sku: printable, price: fc.integer() },
+      { requiredKeys: [] },
+    )
+    .map((value) => JSON.stringify(value)),
   fc.constantFrom('{', '[]', 'null', '"text"', '{"items": [', '\u0000', ''),
 )
-const contentType = fc.constantFrom('application/json', 'application/merge-patch+json', 'text/plain', 'application/xml', 'application/json; charset=utf-8')
+const contentType = fc.constantFrom(
+  'application/json',
+  'application/merge-patch+json',
+  'text/plain',
+  'application/xml',
+  'application/json; charset=utf-8',
+)
 const scopes = fc.constantFrom('', 'orders:read', 'orders:read orders:write articles:write', 'admin')
 
 t.test('no input to any operation produces a 5xx or an undocumented answer', async (t) => {
@@ -44,7 +72,12 @@ t.test('no input to any operation produces a 5xx or an undocumented answer', asy
       fc.array(fc.tuple(queryKey, queryValue), { maxLength: 3 }),
       fc.option(body, { nil: undefined }),
       contentType,
-      fc.record({ sub: fc.constantFrom(1, 2, 3), scope: scopes, key: fc.option(printable, { nil: undefined }), ifMatch: fc.option(printable, { nil: undefined }) }),
+      fc.record({
+        sub: fc.constantFrom(1, 2, 3),
+        scope: scopes,
+        key: fc.option(printable, { nil: undefined }),
+        ifMatch: fc.option(printable, { nil: undefined }),
+      }),
       async (operation, id, query, payload, type, caller) => {
         const search = new URLSearchParams(query).toString()
         const url = `${prefix}${operation.path.replace(/\{\w+\}/g, encodeURIComponent(id))}${search ? `?${search}` : ''}`
@@ -52,9 +85,20 @@ t.test('no input to any operation produces a 5xx or an undocumented answer', asy
         if (caller.key !== undefined) headers['idempotency-key'] = caller.key
         if (caller.ifMatch !== undefined) headers['if-match'] = caller.ifMatch
         if (payload !== undefined) headers['content-type'] = type
-        const response = await app.inject({ method: operation.method as 'GET', url, headers, ...(payload !== undefined ? { payload } : {}) })
+        const response = await app.inject({
+          method: operation.method as 'GET',
+          url,
+          headers,
+          ...(payload !== undefined ? { payload } : {}),
+        })
         if (response.statusCode >= 500) throw new Error(`${operation.id} ${url}: ${response.statusCode} ${response.body}`)
-        const violations = contractViolations({ method: operation.method, url, statusCode: response.statusCode, headers: response.headers, body: response.body })
+        const violations = contractViolations({
+          method: operation.method,
+          url,
+          statusCode: response.statusCode,
+          headers: response.headers,
+          body: response.body,
+        })
         // A path id the router cannot match at all (e.g. an empty segment) is answered by the 404 handler.
         const unrouted = response.statusCode === 404 && violations.some((v) => v.includes('is not an operation'))
         if (violations.length > 0 && !unrouted) throw new Error(`${operation.id} ${url}: ${violations.join('; ')}`)

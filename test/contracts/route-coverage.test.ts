@@ -38,7 +38,10 @@ t.test('every operation in openapi.yaml has a route, unless it is listed as not 
     }
   }
   for (const name of NOT_BUILT_YET) {
-    t.ok(contractOperations.some((operation) => operation.operationId === name), `${name} is in the contract`)
+    t.ok(
+      contractOperations.some((operation) => operation.operationId === name),
+      `${name} is in the contract`,
+    )
   }
 })
 

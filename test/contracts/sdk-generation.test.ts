@@ -35,7 +35,9 @@ function typecheck(dir: string, files: string[]): string[] {
     skipLibCheck: true,
   })
   return ts.getPreEmitDiagnostics(program).map((diagnostic) => {
-    const where = diagnostic.file ? `${relative(dir, diagnostic.file.fileName)}:${diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start ?? 0).line + 1}: ` : ''
+    const where = diagnostic.file
+      ? `${relative(dir, diagnostic.file.fileName)}:${diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start ?? 0).line + 1}: `
+      : ''
     return where + ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')
   })
 }

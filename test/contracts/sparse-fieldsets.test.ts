@@ -31,17 +31,26 @@ t.test('every fields= answer validates against openapi.yaml as it is, with no re
       const full = fields === undefined ? url : `${url}?fields=${fields}`
       const response = await app.inject({ method: 'GET', url: full, headers: admin })
       t.equal(response.statusCode, 200, full)
-      t.same(contractViolations({ method: 'GET', url: full, statusCode: 200, headers: response.headers, body: response.body }), [], `${full} matches the contract`)
+      t.same(
+        contractViolations({ method: 'GET', url: full, statusCode: 200, headers: response.headers, body: response.body }),
+        [],
+        `${full} matches the contract`,
+      )
     }
   }
 })
 
 t.test('the validator no longer relaxes fields= responses: what the contract does not describe is a violation', async (t) => {
   const headers = { 'content-type': 'application/json' }
-  const check = (url: string, body: unknown) => contractViolations({ method: 'GET', url, statusCode: 200, headers, body: JSON.stringify(body) })
+  const check = (url: string, body: unknown) =>
+    contractViolations({ method: 'GET', url, statusCode: 200, headers, body: JSON.stringify(body) })
   t.same(check('/api/v1/orders/2?fields=id', { id: 2 }), [], 'a sparse order')
   t.not(check('/api/v1/orders/2?fields=id', {}).length, 0, 'an empty record is not a sparse order')
   t.not(check('/api/v1/orders/2?fields=id', { id: 'two' }).length, 0, 'a sparse field keeps its type')
   t.not(check('/api/v1/orders/2?fields=id', { id: 2, secret: 1 }).length, 0, 'no field the record does not have')
-  t.not(check('/api/v1/orders?fields=id', { data: [{}], page: { next: null, cursor: null, total: 1 } }).length, 0, 'list items are full or sparse records, not empty')
+  t.not(
+    check('/api/v1/orders?fields=id', { data: [{}], page: { next: null, cursor: null, total: 1 } }).length,
+    0,
+    'list items are full or sparse records, not empty',
+  )
 })

@@ -12,11 +12,19 @@ t.test('orders through the typed client', async (t) => {
   const app = await build(t)
   const grace = contractClient(app, t, auth(2, 'orders:read orders:write'))
 
-  const created = await grace.POST('/orders', { body: { items: [{ sku: 'KB-101', qty: 2 }] }, params: { header: { 'Idempotency-Key': 'typed-1' } } })
+  const created = await grace.POST('/orders', {
+    body: { items: [{ sku: 'KB-101', qty: 2 }] },
+    params: { header: { 'Idempotency-Key': 'typed-1' } },
+  })
   t.equal(created.response.status, 201)
   const id = created.data!.id
   t.equal(created.data!.total, 17800)
-  t.equal((await grace.POST('/orders', { body: { items: [{ sku: 'KB-101', qty: 2 }] }, params: { header: { 'Idempotency-Key': 'typed-1' } } })).response.headers.get('idempotent-replayed'), 'true')
+  t.equal(
+    (
+      await grace.POST('/orders', { body: { items: [{ sku: 'KB-101', qty: 2 }] }, params: { header: { 'Idempotency-Key': 'typed-1' } } })
+    ).response.headers.get('idempotent-replayed'),
+    'true',
+  )
   t.equal((await grace.POST('/orders', { body: { items: [{ sku: 'NOPE', qty: 1 }] } })).response.status, 422)
   t.equal((await grace.POST('/orders', { body: { items: [] } })).response.status, 400)
 
@@ -32,9 +40,20 @@ t.test('orders through the typed client', async (t) => {
   t.equal((await grace.GET('/orders', { params: { query: { fields: 'id,status' } } })).response.status, 200)
   t.equal((await grace.GET('/orders/{id}/items', { params: { path: { id } } })).data!.data.length, 1)
 
-  const replaced = await grace.PUT('/orders/{id}', { params: { path: { id }, header: { 'If-Match': etag } }, body: { items: [{ sku: 'MS-202', qty: 1 }] } })
+  const replaced = await grace.PUT('/orders/{id}', {
+    params: { path: { id }, header: { 'If-Match': etag } },
+    body: { items: [{ sku: 'MS-202', qty: 1 }] },
+  })
   t.equal(replaced.data!.total, 2900)
-  t.equal((await grace.PUT('/orders/{id}', { params: { path: { id }, header: { 'If-Match': etag } }, body: { items: [{ sku: 'MS-202', qty: 3 }] } })).response.status, 412)
+  t.equal(
+    (
+      await grace.PUT('/orders/{id}', {
+        params: { path: { id }, header: { 'If-Match': etag } },
+        body: { items: [{ sku: 'MS-202', qty: 3 }] },
+      })
+    ).response.status,
+    412,
+  )
   const patched = await grace.PATCH('/orders/{id}', { params: { path: { id } }, body: { items: [{ sku: 'MS-202', qty: 2 }] } })
   t.equal(patched.data!.total, 5800)
 
@@ -62,7 +81,10 @@ t.test('articles, users and products through the typed client', async (t) => {
   const id = article.data!.id
   t.equal((await grace.GET('/articles', { params: { query: { limit: 1, sort: 'title' } } })).data!.data.length, 1)
   t.equal((await grace.GET('/articles/{id}', { params: { path: { id } } })).data!.title, 'Typed')
-  t.equal((await grace.PUT('/articles/{id}', { params: { path: { id } }, body: { title: 'Typed 2', body: 'Client' } })).data!.title, 'Typed 2')
+  t.equal(
+    (await grace.PUT('/articles/{id}', { params: { path: { id } }, body: { title: 'Typed 2', body: 'Client' } })).data!.title,
+    'Typed 2',
+  )
   t.equal((await grace.PATCH('/articles/{id}', { params: { path: { id } }, body: { body: 'Patched' } })).data!.body, 'Patched')
   t.equal((await grace.POST('/articles/{id}/comments', { params: { path: { id } }, body: { body: 'First!' } })).response.status, 201)
   t.equal((await grace.GET('/articles/{id}/comments', { params: { path: { id } } })).data!.data.length, 1)

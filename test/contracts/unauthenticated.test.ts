@@ -30,7 +30,9 @@ t.test('every protected operation is 401 without a token, before its body is rea
       const response = await app.inject({
         method: method.toUpperCase() as 'GET',
         url,
-        ...(operation.requestBody ? { payload: { items: [{ sku: 'KB-101', qty: 1 }], title: 't', body: 'b', name: 'n', sku: 'X', price: 1 } } : {}),
+        ...(operation.requestBody
+          ? { payload: { items: [{ sku: 'KB-101', qty: 1 }], title: 't', body: 'b', name: 'n', sku: 'X', price: 1 } }
+          : {}),
       })
       if (isPublic) {
         t.equal(response.statusCode, 200, `${operation.operationId} is public`)

@@ -24,7 +24,9 @@ async function failureOf(statement: Promise<unknown>): Promise<unknown> {
 t.test('CHECK, unique, foreign-key and not-null violations map to 422/409 with a stable code', async (t) => {
   const { db } = await createTestDatabase(t)
   const check = await failureOf(sql`insert into products (sku, name, price) values ('NEG-1', 'Negative', -1)`.execute(db))
-  const unique = await failureOf(sql`insert into products (sku, name, price) values ('NEG-2', 'Twice', 1), ('NEG-2', 'Twice', 1)`.execute(db))
+  const unique = await failureOf(
+    sql`insert into products (sku, name, price) values ('NEG-2', 'Twice', 1), ('NEG-2', 'Twice', 1)`.execute(db),
+  )
   const reference = await failureOf(sql`insert into orders (user_id, status, total) values (999999, 'pending', 0)`.execute(db))
   const missing = await failureOf(sql`insert into products (sku, name, price) values ('NEG-3', null, 1)`.execute(db))
   const cases = [
@@ -51,13 +53,18 @@ t.test('the GraphQL formatter reports a constraint violation as CONFLICT or BAD_
   const app = await build(t)
   const { db } = app
   const check = await failureOf(sql`insert into products (sku, name, price) values ('NEG-1', 'Negative', -1)`.execute(db))
-  const unique = await failureOf(sql`insert into products (sku, name, price) values ('NEG-2', 'Twice', 1), ('NEG-2', 'Twice', 1)`.execute(db))
+  const unique = await failureOf(
+    sql`insert into products (sku, name, price) values ('NEG-2', 'Twice', 1), ('NEG-2', 'Twice', 1)`.execute(db),
+  )
   // The formatter only reads the app (for its log) from the context of a request.
   const context = { app } as unknown as MercuriusContext
   const formatted = formatGraphqlErrors(
     {
       data: { createProduct: null, other: null },
-      errors: [new GraphQLError('x', { path: ['createProduct'], originalError: check as Error }), new GraphQLError('y', { path: ['other'], originalError: unique as Error })],
+      errors: [
+        new GraphQLError('x', { path: ['createProduct'], originalError: check as Error }),
+        new GraphQLError('y', { path: ['other'], originalError: unique as Error }),
+      ],
     },
     context,
   )

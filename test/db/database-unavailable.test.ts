@@ -16,7 +16,10 @@ t.test('outages are classified as database unavailable', async (t) => {
     ['connection reset', driverError('read ECONNRESET', 'ECONNRESET')],
     ['host unreachable', driverError('connect EHOSTUNREACH', 'EHOSTUNREACH')],
     ['socket closed under a query', driverError('Connection terminated unexpectedly')],
-    ['connect timeout (pg-pool)', new Error('Connection terminated due to connection timeout', { cause: new Error('Connection terminated unexpectedly') })],
+    [
+      'connect timeout (pg-pool)',
+      new Error('Connection terminated due to connection timeout', { cause: new Error('Connection terminated unexpectedly') }),
+    ],
     ['connect timeout (client)', new Error('timeout expired')],
     ['no pooled client within connectionTimeoutMillis', new Error('timeout exceeded when trying to connect')],
     ['query_timeout: the server never answered', new Error('Query read timeout')],
@@ -32,8 +35,17 @@ t.test('outages are classified as database unavailable', async (t) => {
     ['53300 too_many_connections', driverError('sorry, too many clients already', '53300')],
     ['08006 connection_failure', driverError('connection failure', '08006')],
     ['08P01 protocol_violation', driverError('protocol violation', '08P01')],
-    ['a refused connection to every address of a host', new AggregateError([driverError('connect ECONNREFUSED ::1:5432', 'ECONNREFUSED'), driverError('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED')])],
-    ['an outage wrapped as the cause of another error', new Error('transaction failed', { cause: driverError('read ECONNRESET', 'ECONNRESET') })],
+    [
+      'a refused connection to every address of a host',
+      new AggregateError([
+        driverError('connect ECONNREFUSED ::1:5432', 'ECONNREFUSED'),
+        driverError('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'),
+      ]),
+    ],
+    [
+      'an outage wrapped as the cause of another error',
+      new Error('transaction failed', { cause: driverError('read ECONNRESET', 'ECONNRESET') }),
+    ],
   ]
   for (const [name, error] of cases) t.equal(isDatabaseUnavailable(error), true, name)
 })
@@ -66,18 +78,35 @@ t.test('what the drivers really raise when the server is unreachable or the data
   await once(server, 'close')
 
   const client = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:${port}/none`, connectionTimeoutMillis: 2000 })
-  const refused = await client.connect().then(() => undefined, (error: unknown) => error)
+  const refused = await client.connect().then(
+    () => undefined,
+    (error: unknown) => error,
+  )
   t.ok(refused, 'pg refused to connect')
   t.equal(isDatabaseUnavailable(refused), true, 'pg connecting to a closed port')
 
   const pool = await createDatabase({ url: `postgres://postgres@127.0.0.1:${port}/none`, poolSize: 1 })
-  const poolRefused = await pool.db.selectFrom('users').select('id').execute().then(() => undefined, (error: unknown) => error)
+  const poolRefused = await pool.db
+    .selectFrom('users')
+    .select('id')
+    .execute()
+    .then(
+      () => undefined,
+      (error: unknown) => error,
+    )
   await pool.close()
   t.equal(isDatabaseUnavailable(poolRefused), true, 'a Kysely query through the pool to a closed port')
 
   const pglite = await createDatabase({ url: 'memory://' })
   await pglite.pglite!.close()
-  const closed = await pglite.db.selectFrom('users').select('id').execute().then(() => undefined, (error: unknown) => error)
+  const closed = await pglite.db
+    .selectFrom('users')
+    .select('id')
+    .execute()
+    .then(
+      () => undefined,
+      (error: unknown) => error,
+    )
   t.equal(isDatabaseUnavailable(closed), true, 'a query on a closed PGlite')
 })
 
@@ -91,7 +120,10 @@ t.test(
     victim.on('error', (error) => errors.push(error))
     await victim.connect()
     const pid = (await victim.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid
-    const timedOut = await victim.query('select pg_sleep(2)').then(() => undefined, (error: unknown) => error)
+    const timedOut = await victim.query('select pg_sleep(2)').then(
+      () => undefined,
+      (error: unknown) => error,
+    )
     t.equal((timedOut as { code?: string } | undefined)?.code, '57014')
     t.equal(isDatabaseUnavailable(timedOut), true, 'statement timeout')
 
@@ -100,7 +132,10 @@ t.test(
     await admin.connect()
     t.teardown(() => admin.end())
     const ended = new Promise((resolve) => victim.once('end', resolve))
-    const running = victim.query('select pg_sleep(5)').then(() => undefined, (error: unknown) => error)
+    const running = victim.query('select pg_sleep(5)').then(
+      () => undefined,
+      (error: unknown) => error,
+    )
     await new Promise((resolve) => setTimeout(resolve, 200))
     await admin.query('select pg_terminate_backend($1)', [pid])
     const terminated = await running

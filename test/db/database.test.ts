@@ -17,7 +17,10 @@ t.test('the template database is migrated and holds the demo data set', async (t
     t.ok(names.includes(table), `${table} exists`)
   }
   const users = await db.selectFrom('users').select(['id', 'name']).orderBy('id').execute()
-  t.same(users.map((user) => user.name), ['Ada Lovelace', 'Grace Hopper', 'Alan Turing', 'Katherine Johnson'])
+  t.same(
+    users.map((user) => user.name),
+    ['Ada Lovelace', 'Grace Hopper', 'Alan Turing', 'Katherine Johnson'],
+  )
   const orders = await db.selectFrom('orders').selectAll().orderBy('id').execute()
   t.ok(orders.length >= 5)
   t.equal(typeof orders[0]!.total, 'number', 'bigint totals come back as numbers')
@@ -45,11 +48,7 @@ t.test('order totals in the demo data equal the sum of qty × unit_price', async
 
 t.test('timestamps keep millisecond precision, no more', async (t) => {
   const { db } = await createTestDatabase(t)
-  const { id } = await db
-    .insertInto('companies')
-    .values({ name: 'Precise' })
-    .returning('id')
-    .executeTakeFirstOrThrow()
+  const { id } = await db.insertInto('companies').values({ name: 'Precise' }).returning('id').executeTakeFirstOrThrow()
   t.ok(id > 0)
   const row = await sql<{ at: Date }>`select '2026-03-04T05:06:07.123456Z'::timestamptz(3) as at`.execute(db)
   t.equal(row.rows[0]!.at.toISOString(), '2026-03-04T05:06:07.123Z')

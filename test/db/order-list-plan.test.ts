@@ -18,14 +18,20 @@ t.test('GET /orders?status=…&sort=-created_at uses an index, not a scan of eve
   await sql`analyze orders`.execute(app.db)
 
   captured.length = 0
-  const response = await app.inject({ method: 'GET', url: '/api/v1/orders?status=paid&sort=-created_at&limit=20', headers: bearer(2, 'orders:read') })
+  const response = await app.inject({
+    method: 'GET',
+    url: '/api/v1/orders?status=paid&sort=-created_at&limit=20',
+    headers: bearer(2, 'orders:read'),
+  })
   t.equal(response.statusCode, 200)
   const page = captured.find((event) => /from "orders"/.test(event.query.sql) && /order by/.test(event.query.sql))
   t.ok(page, 'the page statement was captured')
-  const plan = await sql<{ 'QUERY PLAN': string }>`explain ${sql.raw(page!.query.sql.replace(/\$(\d+)/g, (_, n) => {
-    const value = page!.query.parameters[Number(n) - 1]
-    return typeof value === 'number' ? String(value) : `'${String(value).replace(/'/g, "''")}'`
-  }))}`.execute(app.db)
+  const plan = await sql<{ 'QUERY PLAN': string }>`explain ${sql.raw(
+    page!.query.sql.replace(/\$(\d+)/g, (_, n) => {
+      const value = page!.query.parameters[Number(n) - 1]
+      return typeof value === 'number' ? String(value) : `'${String(value).replace(/'/g, "''")}'`
+    }),
+  )}`.execute(app.db)
   const text = plan.rows.map((row) => row['QUERY PLAN']).join('\n')
   t.match(text, /Index (Only )?Scan.*orders_user_status_created_idx/, `plan uses the (user_id, status, created_at, id) index:\n${text}`)
   t.notMatch(text, /Seq Scan on orders/, 'no sequential scan of orders')

@@ -10,7 +10,14 @@ import { Migrator } from 'kysely'
 import pg from 'pg'
 import { createDatabase, migrateToLatest, type DatabaseHandle } from '../../src/db/database.ts'
 import { migrations } from '../../src/db/migrations/index.ts'
-import { deletePublishedEvents, lastRelayedSeq, recordEvent, RELAY_LOCK, relayedEventsAfter, relayOutboxBatch } from '../../src/db/repositories/outbox.ts'
+import {
+  deletePublishedEvents,
+  lastRelayedSeq,
+  recordEvent,
+  RELAY_LOCK,
+  relayedEventsAfter,
+  relayOutboxBatch,
+} from '../../src/db/repositories/outbox.ts'
 import { createTestDatabase } from '../helper.ts'
 import { postgresUrl, withDatabase } from '../setup/templates.ts'
 
@@ -50,12 +57,22 @@ t.test('events relayed before the migration get seqs in publication order; the u
       ('order.created', '{"n": 3}', null)`.execute(db)
   await migrateToLatest(db)
   const relayed = await relayedEventsAfter(db, 0, 10)
-  t.same(relayed.map((event) => [event.seq, event.payload]), [[1, { n: 2 }], [2, { n: 1 }]], 'ordered by when they were published')
+  t.same(
+    relayed.map((event) => [event.seq, event.payload]),
+    [
+      [1, { n: 2 }],
+      [2, { n: 1 }],
+    ],
+    'ordered by when they were published',
+  )
   t.equal(await lastRelayedSeq(db), 2)
 
   const batch = await db.transaction().execute((trx) => relayOutboxBatch(trx))
   t.same(batch, { count: 1, lastSeq: 3 }, 'the waiting event is relayed next')
-  t.same((await relayedEventsAfter(db, 2, 10)).map((event) => event.payload), [{ n: 3 }])
+  t.same(
+    (await relayedEventsAfter(db, 2, 10)).map((event) => event.payload),
+    [{ n: 3 }],
+  )
 })
 
 t.test('the relay numbers a batch in id order, and seqs never go back, even after pruning empties the outbox', async (t) => {
@@ -66,9 +83,20 @@ t.test('the relay numbers a batch in id order, and seqs never go back, even afte
   const batch = await db.transaction().execute((trx) => relayOutboxBatch(trx))
   t.equal(batch.count, 3)
   const events = await relayedEventsAfter(db, 0, 10)
-  t.same(events.map((event) => event.payload), [{ n: 1 }, { n: 2 }, { n: 3 }])
-  t.same(events.map((event) => event.seq), [batch.lastSeq! - 2, batch.lastSeq! - 1, batch.lastSeq!], 'consecutive, in id order')
-  const unrelayed = await db.selectFrom('outbox').select('id').where((eb) => eb.or([eb('seq', 'is', null), eb('published_at', 'is', null)])).execute()
+  t.same(
+    events.map((event) => event.payload),
+    [{ n: 1 }, { n: 2 }, { n: 3 }],
+  )
+  t.same(
+    events.map((event) => event.seq),
+    [batch.lastSeq! - 2, batch.lastSeq! - 1, batch.lastSeq!],
+    'consecutive, in id order',
+  )
+  const unrelayed = await db
+    .selectFrom('outbox')
+    .select('id')
+    .where((eb) => eb.or([eb('seq', 'is', null), eb('published_at', 'is', null)]))
+    .execute()
   t.same(unrelayed, [], 'every relayed event has both its seq and published_at')
 
   await sql`update outbox set published_at = now() - interval '2 days'`.execute(db)
@@ -79,14 +107,18 @@ t.test('the relay numbers a batch in id order, and seqs never go back, even afte
   t.ok(next.lastSeq! > batch.lastSeq!, `the next seq (${next.lastSeq}) is above the pruned ones (${batch.lastSeq})`)
 })
 
-t.test('a relay that finds another holding the lock relays nothing', { skip: postgresUrl() ? false : 'PGlite runs one transaction at a time' }, async (t) => {
-  const { db, url } = await createTestDatabase(t)
-  await db.transaction().execute((trx) => recordEvent(trx, 'article.created', { n: 1 }))
-  const other = await createDatabase({ url: url!, poolSize: 1 })
-  t.teardown(() => other.close())
-  await db.transaction().execute(async (trx) => {
-    await sql`select pg_advisory_xact_lock(${RELAY_LOCK})`.execute(trx)
-    t.same(await other.db.transaction().execute((otherTrx) => relayOutboxBatch(otherTrx)), { count: 0, lastSeq: undefined })
-  })
-  t.equal((await db.transaction().execute((trx) => relayOutboxBatch(trx))).count, 1, 'once the lock is free it relays')
-})
+t.test(
+  'a relay that finds another holding the lock relays nothing',
+  { skip: postgresUrl() ? false : 'PGlite runs one transaction at a time' },
+  async (t) => {
+    const { db, url } = await createTestDatabase(t)
+    await db.transaction().execute((trx) => recordEvent(trx, 'article.created', { n: 1 }))
+    const other = await createDatabase({ url: url!, poolSize: 1 })
+    t.teardown(() => other.close())
+    await db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(${RELAY_LOCK})`.execute(trx)
+      t.same(await other.db.transaction().execute((otherTrx) => relayOutboxBatch(otherTrx)), { count: 0, lastSeq: undefined })
+    })
+    t.equal((await db.transaction().execute((trx) => relayOutboxBatch(trx))).count, 1, 'once the lock is free it relays')
+  },
+)

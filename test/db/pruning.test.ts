@@ -19,7 +19,13 @@ t.test('pruning removes events published over a day ago and expired idempotency 
   t.equal(await deleteExpiredOutcomes(db), 1)
   const events = await db.selectFrom('outbox').select(['published_at']).execute()
   t.equal(events.length, 2, 'recent and unpublished events stay')
-  t.ok(events.some((event) => event.published_at === null), 'an unpublished event is never pruned')
+  t.ok(
+    events.some((event) => event.published_at === null),
+    'an unpublished event is never pruned',
+  )
   const keys = await db.selectFrom('idempotency_keys').select('key').execute()
-  t.same(keys.map((row) => row.key), ['live'])
+  t.same(
+    keys.map((row) => row.key),
+    ['live'],
+  )
 })

@@ -17,7 +17,15 @@ const HOLD_LOCK = 74_202
 
 /** Counts the committed products with this sku, on a connection of the test's own. */
 const countProducts = async (db: Parameters<typeof runWrite>[0], sku: string) =>
-  Number((await db.selectFrom('products').select((eb) => eb.fn.countAll<string>().as('n')).where('sku', '=', sku).executeTakeFirstOrThrow()).n)
+  Number(
+    (
+      await db
+        .selectFrom('products')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('sku', '=', sku)
+        .executeTakeFirstOrThrow()
+    ).n,
+  )
 
 t.test('effects run after the commit, when the written rows are visible to everyone', async (t) => {
   const { db } = await createTestDatabase(t)
@@ -78,7 +86,11 @@ t.test(
     const grace = bearer(2, 'articles:write')
     const query = '{ articles(first: 5) { id title } }'
     const titles = async () =>
-      ((await app.inject({ method: 'POST', url: '/graphql', headers: grace, payload: { query } })).json().data.articles as Array<{ title: string }>).map((a) => a.title)
+      (
+        (await app.inject({ method: 'POST', url: '/graphql', headers: grace, payload: { query } })).json().data.articles as Array<{
+          title: string
+        }>
+      ).map((a) => a.title)
     t.notOk((await titles()).includes('Fresh'), 'the list is cached before the write')
 
     // A deferred trigger holds the write at its commit (after the article and the stored outcome
@@ -108,7 +120,8 @@ t.test(
       payload: { title: 'Fresh', body: 'News' },
     })
     const waiting = async () =>
-      (await sql<{ n: number }>`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`.execute(holder)).rows[0]!.n
+      (await sql<{ n: number }>`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`.execute(holder))
+        .rows[0]!.n
     for (let tries = 0; (await waiting()) === 0; tries++) {
       if (tries > 500) throw new Error('the write never reached its commit')
       await new Promise((resolve) => setTimeout(resolve, 20))

@@ -9,7 +9,9 @@ import { bearer, build, createTestDatabase, tokenFor } from '../helper.ts'
 import { postgresUrl } from '../setup/templates.ts'
 import { cloneDatabase, startServer } from './server-process.ts'
 
-const SKIP = postgresUrl() ? false : 'needs a PostgreSQL server (DATABASE_URL): PGlite is one in-process session, with no backend to terminate'
+const SKIP = postgresUrl()
+  ? false
+  : 'needs a PostgreSQL server (DATABASE_URL): PGlite is one in-process session, with no backend to terminate'
 
 const TERMINATE_OTHERS = `select count(*)::int as terminated from (
   select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()) as killed`
@@ -23,7 +25,7 @@ async function waitFor(condition: () => Promise<boolean>, what: string, timeoutM
 }
 
 t.test(
-  'a backend terminated inside a request\'s transaction: that request is 503 DATABASE_UNAVAILABLE, the process lives on, the retry creates the order once',
+  "a backend terminated inside a request's transaction: that request is 503 DATABASE_UNAVAILABLE, the process lives on, the retry creates the order once",
   { skip: SKIP },
   async (t) => {
     const database = await createTestDatabase(t)
@@ -49,7 +51,7 @@ t.test(
     const waiting = `select pid from pg_stat_activity where datname = $1 and wait_event_type = 'Lock'`
     await waitFor(async () => (await observer.query(waiting, [name])).rows.length > 0, 'the create to wait on the lock')
     const { rows } = await observer.query(`select pg_terminate_backend(pid) as terminated from (${waiting}) as waiting`, [name])
-    t.same(rows, [{ terminated: true }], 'the request\'s backend, and only it, was terminated')
+    t.same(rows, [{ terminated: true }], "the request's backend, and only it, was terminated")
     const failed = await pending
     t.equal(failed.statusCode, 503)
     t.match(failed.headers['content-type'], /^application\/problem\+json/)
@@ -60,8 +62,12 @@ t.test(
 
     const retried = await app.inject(request)
     t.equal(retried.statusCode, 201, 'the pool opened a new connection; the retry succeeds')
-    t.not(retried.headers['idempotent-replayed'], 'true', 'the 503 was not stored as the key\'s outcome')
-    const stored = await database.db.selectFrom('idempotency_keys').select('body').where('key', '=', request.headers['idempotency-key']).execute()
+    t.not(retried.headers['idempotent-replayed'], 'true', "the 503 was not stored as the key's outcome")
+    const stored = await database.db
+      .selectFrom('idempotency_keys')
+      .select('body')
+      .where('key', '=', request.headers['idempotency-key'])
+      .execute()
     t.equal(stored.length, 1)
     t.equal((stored[0]!.body as { id: number }).id, retried.json().id)
   },
@@ -122,7 +128,9 @@ t.test(
         }
         await new Promise((resolve) => setTimeout(resolve, 20))
       }
-      unexpected.push(server.exit ? `${key}: the server exited (${JSON.stringify(server.exit)})` : `${key}: still failing after 500 attempts`)
+      unexpected.push(
+        server.exit ? `${key}: the server exited (${JSON.stringify(server.exit)})` : `${key}: still failing after 500 attempts`,
+      )
     }
 
     const load = Promise.all(
@@ -148,7 +156,10 @@ t.test(
     const health = await fetch(`${server.baseUrl}/healthz`)
     t.equal(health.status, 200, 'and answering')
     t.ok(kills.length >= 3, `backends were terminated ${kills.length} times during the load`)
-    t.ok(kills.some((kill) => kill.terminated > 0), 'the terminations hit the server\'s connections')
+    t.ok(
+      kills.some((kill) => kill.terminated > 0),
+      "the terminations hit the server's connections",
+    )
     t.same(unexpected, [], 'every answer was 201, 409 (key in use), 503 or a dropped connection')
     t.equal(attempts.filter((a) => a.status === 500).length, 0, 'never a 500')
     const disrupted = attempts.filter((a) => a.status === 503 || a.status === 'network-error').length
@@ -159,7 +170,10 @@ t.test(
       `select key, status, (body->>'id')::int as order_id from idempotency_keys where caller = '2' and key like 'fault-%'`,
     )
     t.equal(stored.rows.length, KEYS, 'one stored outcome per key')
-    t.ok(stored.rows.every((row) => row.status === 201 && created.get(row.key) === row.order_id), 'each the order its client was given')
+    t.ok(
+      stored.rows.every((row) => row.status === 201 && created.get(row.key) === row.order_id),
+      'each the order its client was given',
+    )
     t.equal(new Set(stored.rows.map((row) => row.order_id)).size, KEYS, 'no two keys share an order')
     const total = (await observer.query('select count(*)::int as n from orders')).rows[0].n as number
     t.equal(total, seeded + KEYS, 'and no order beyond one per key')
@@ -175,6 +189,9 @@ t.test(
         `${kills.length} terminations (${kills.map((k) => k.terminated).join(', ')} backends); ` +
         `first 201 after each: ${measured.map((ms) => `${ms.toFixed(0)} ms`).join(', ')}`,
     )
-    t.ok(server.warnings.some((w) => w.msg === 'database connection lost'), 'the lost connections were logged as warnings')
+    t.ok(
+      server.warnings.some((w) => w.msg === 'database connection lost'),
+      'the lost connections were logged as warnings',
+    )
   },
 )

@@ -87,7 +87,8 @@ export async function startServer(t: Teardown, databaseUrl: string, env: Record<
       }
       const address = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(entry.msg ?? '')?.[1]
       if (address) resolve(address)
-      if ((entry.level ?? 0) >= 40) server.warnings.push({ level: entry.level!, msg: entry.msg ?? '', ...(entry.err ? { err: entry.err } : {}) })
+      if ((entry.level ?? 0) >= 40)
+        server.warnings.push({ level: entry.level!, msg: entry.msg ?? '', ...(entry.err ? { err: entry.err } : {}) })
     })
   })
   server.baseUrl = await listening

@@ -63,7 +63,10 @@ t.test(
       t.equal(response.headers.get('retry-after'), '5')
       const body = (await response.json()) as { data?: unknown; errors: Array<{ message: string; extensions: { code: string } }> }
       t.equal(body.data ?? null, null, 'no data')
-      t.same(body.errors.map((e) => e.extensions.code), ['DATABASE_UNAVAILABLE'])
+      t.same(
+        body.errors.map((e) => e.extensions.code),
+        ['DATABASE_UNAVAILABLE'],
+      )
       t.notMatch(body.errors[0]!.message, /statement timeout|cancel/i)
       t.comment(`GraphQL (${accept}) answered 503 after ${elapsed.toFixed(0)} ms`)
     }
@@ -104,7 +107,10 @@ t.test(
     const nothing = await graphql(ORDERS_QUERY)
     t.equal(nothing.statusCode, 503, 'orders is non-null, so its failure leaves no data: 503')
     t.equal(nothing.headers['retry-after'], '5')
-    t.same(nothing.json().errors.map((e: { extensions: { code: string } }) => e.extensions.code), ['DATABASE_UNAVAILABLE'])
+    t.same(
+      nothing.json().errors.map((e: { extensions: { code: string } }) => e.extensions.code),
+      ['DATABASE_UNAVAILABLE'],
+    )
 
     // `order` is nullable and `me` reads users, which are not locked: partial success.
     const partial = await graphql('{ me { name } order(id: "1") { id } }')
@@ -112,7 +118,10 @@ t.test(
     t.equal(partial.headers['retry-after'], undefined)
     const body = partial.json()
     t.same(body.data, { me: { name: 'Ada Lovelace' }, order: null })
-    t.same(body.errors.map((e: { path: string[]; extensions: { code: string } }) => [e.path, e.extensions.code]), [[['order'], 'DATABASE_UNAVAILABLE']])
+    t.same(
+      body.errors.map((e: { path: string[]; extensions: { code: string } }) => [e.path, e.extensions.code]),
+      [[['order'], 'DATABASE_UNAVAILABLE']],
+    )
 
     await lock.release()
     t.equal((await app.inject({ method: 'GET', url: '/api/v1/orders', headers: bearer(2, 'orders:read') })).statusCode, 200)

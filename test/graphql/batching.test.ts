@@ -40,7 +40,10 @@ t.test('orders(first: N) { user { company } items } issues the same statements f
   for (const first of [1, 10, 50]) {
     const { body, statements } = await run(`{ orders(first: ${first}) { id user { name company { name } } items { sku qty } } }`)
     t.equal(body.data.orders.length, first)
-    t.ok(body.data.orders.every((order: { user: { name: string } }) => order.user.name), 'every order has its user')
+    t.ok(
+      body.data.orders.every((order: { user: { name: string } }) => order.user.name),
+      'every order has its user',
+    )
     counts.push(statements)
   }
   t.equal(new Set(counts).size, 1, `statements per page size: ${counts.join(', ')}`)
@@ -60,7 +63,16 @@ t.test('users { orders(last: 10) { items } } issues the same statements for 1, 1
 
 t.test('User.orders(last: N) returns the N most recent orders, oldest of them first', async (t) => {
   const app = await build(t)
-  const response = await app.inject({ method: 'POST', url: '/graphql', headers: bearer(2, 'orders:read'), payload: { query: '{ user(id: 2) { orders(last: 2) { id createdAt } } }' } })
+  const response = await app.inject({
+    method: 'POST',
+    url: '/graphql',
+    headers: bearer(2, 'orders:read'),
+    payload: { query: '{ user(id: 2) { orders(last: 2) { id createdAt } } }' },
+  })
   const orders = response.json().data.user.orders
-  t.same(orders.map((order: { id: string }) => order.id), ['2', '3'], 'the two most recent of orders 1, 2, 3, oldest first')
+  t.same(
+    orders.map((order: { id: string }) => order.id),
+    ['2', '3'],
+    'the two most recent of orders 1, 2, 3, oldest first',
+  )
 })

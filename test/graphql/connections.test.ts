@@ -13,20 +13,43 @@ const admin = bearer(1, 'admin')
 const grace = bearer(2, 'orders:read orders:write articles:write')
 
 type Edge = { cursor: string; node: Record<string, unknown> }
-type ConnectionPage = { edges: Edge[]; pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null } }
+type ConnectionPage = {
+  edges: Edge[]
+  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null }
+}
 
-async function graphql(app: Awaited<ReturnType<typeof build>>, headers: Record<string, string>, query: string, variables?: Record<string, unknown>) {
+async function graphql(
+  app: Awaited<ReturnType<typeof build>>,
+  headers: Record<string, string>,
+  query: string,
+  variables?: Record<string, unknown>,
+) {
   const response = await app.inject({ method: 'POST', url: '/graphql', headers, payload: { query, ...(variables ? { variables } : {}) } })
-  return response.json() as { data?: Record<string, unknown>; errors?: Array<{ message: string; extensions?: Record<string, unknown> }>; extensions?: { cost?: { requestedQueryCost: number } } }
+  return response.json() as {
+    data?: Record<string, unknown>
+    errors?: Array<{ message: string; extensions?: Record<string, unknown> }>
+    extensions?: { cost?: { requestedQueryCost: number } }
+  }
 }
 
 /** Pages through a root connection two at a time; returns every node id in order and the pages seen. */
-async function pageThrough(app: Awaited<ReturnType<typeof build>>, headers: Record<string, string>, field: string, idField: string, size = 2) {
+async function pageThrough(
+  app: Awaited<ReturnType<typeof build>>,
+  headers: Record<string, string>,
+  field: string,
+  idField: string,
+  size = 2,
+) {
   const ids: string[] = []
   const pages: ConnectionPage[] = []
   let after: string | null = null
   for (let guard = 0; guard < 100; guard++) {
-    const body = await graphql(app, headers, `query($after: String) { ${field}(first: ${size}, after: $after) { edges { cursor node { ${idField} } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }`, { after })
+    const body = await graphql(
+      app,
+      headers,
+      `query($after: String) { ${field}(first: ${size}, after: $after) { edges { cursor node { ${idField} } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }`,
+      { after },
+    )
     if (body.errors) throw new Error(JSON.stringify(body.errors))
     const page = body.data![field] as ConnectionPage
     pages.push(page)
@@ -37,28 +60,31 @@ async function pageThrough(app: Awaited<ReturnType<typeof build>>, headers: Reco
   return { ids, pages }
 }
 
-t.test('each root connection pages through the same records as its list: none skipped, none repeated, hasNextPage false at the end', async (t) => {
-  const app = await build(t, { env: { EVENTS_RELAY: 'false' } })
-  for (const [field, list, idField] of [
-    ['ordersConnection', 'orders', 'id'],
-    ['usersConnection', 'users', 'id'],
-    ['articlesConnection', 'articles', 'id'],
-    ['productsConnection', 'products', 'sku'],
-  ] as const) {
-    const all = await graphql(app, admin, `{ ${list}(first: 100) { ${idField} } }`)
-    const expected = (all.data![list] as Array<Record<string, unknown>>).map((record) => String(record[idField]))
-    t.ok(expected.length >= 3, `${list}: the demo data has several pages of 2`)
-    const { ids, pages } = await pageThrough(app, admin, field, idField)
-    t.same(ids, expected, `${field}: every ${list} record once, in the list's order`)
-    t.equal(pages.length, Math.ceil(expected.length / 2), `${field}: ${pages.length} pages`)
-    t.equal(pages.at(-1)!.pageInfo.hasNextPage, false, `${field}: the last page says no more follow`)
-    t.equal(pages[0]!.pageInfo.hasPreviousPage, false, `${field}: the first page has nothing before it`)
-    for (const page of pages) {
-      t.equal(page.pageInfo.startCursor, page.edges[0]?.cursor ?? null, `${field}: startCursor is the first edge's cursor`)
-      t.equal(page.pageInfo.endCursor, page.edges.at(-1)?.cursor ?? null, `${field}: endCursor is the last edge's cursor`)
+t.test(
+  'each root connection pages through the same records as its list: none skipped, none repeated, hasNextPage false at the end',
+  async (t) => {
+    const app = await build(t, { env: { EVENTS_RELAY: 'false' } })
+    for (const [field, list, idField] of [
+      ['ordersConnection', 'orders', 'id'],
+      ['usersConnection', 'users', 'id'],
+      ['articlesConnection', 'articles', 'id'],
+      ['productsConnection', 'products', 'sku'],
+    ] as const) {
+      const all = await graphql(app, admin, `{ ${list}(first: 100) { ${idField} } }`)
+      const expected = (all.data![list] as Array<Record<string, unknown>>).map((record) => String(record[idField]))
+      t.ok(expected.length >= 3, `${list}: the demo data has several pages of 2`)
+      const { ids, pages } = await pageThrough(app, admin, field, idField)
+      t.same(ids, expected, `${field}: every ${list} record once, in the list's order`)
+      t.equal(pages.length, Math.ceil(expected.length / 2), `${field}: ${pages.length} pages`)
+      t.equal(pages.at(-1)!.pageInfo.hasNextPage, false, `${field}: the last page says no more follow`)
+      t.equal(pages[0]!.pageInfo.hasPreviousPage, false, `${field}: the first page has nothing before it`)
+      for (const page of pages) {
+        t.equal(page.pageInfo.startCursor, page.edges[0]?.cursor ?? null, `${field}: startCursor is the first edge's cursor`)
+        t.equal(page.pageInfo.endCursor, page.edges.at(-1)?.cursor ?? null, `${field}: endCursor is the last edge's cursor`)
+      }
     }
-  }
-})
+  },
+)
 
 t.test('paging the connection stays exact while records are inserted between pages (keyset, not offset)', async (t) => {
   const app = await build(t, { env: { EVENTS_RELAY: 'false' } })
@@ -66,9 +92,14 @@ t.test('paging the connection stays exact while records are inserted between pag
   const page1 = first.data!.productsConnection as ConnectionPage
   // A product sorting before the cursor appears between pages: keyset paging neither repeats nor skips.
   await graphql(app, admin, 'mutation { createProduct(input: {sku: "AA-000", name: "First in the catalog", price: 1}) { id } }')
-  const rest = await graphql(app, admin, 'query($after: String) { productsConnection(first: 100, after: $after) { edges { node { sku } } pageInfo { hasNextPage hasPreviousPage } } }', {
-    after: page1.pageInfo.endCursor,
-  })
+  const rest = await graphql(
+    app,
+    admin,
+    'query($after: String) { productsConnection(first: 100, after: $after) { edges { node { sku } } pageInfo { hasNextPage hasPreviousPage } } }',
+    {
+      after: page1.pageInfo.endCursor,
+    },
+  )
   const page2 = rest.data!.productsConnection as ConnectionPage
   const seen = [...page1.edges, ...page2.edges].map((edge) => edge.node.sku)
   t.same(seen, ['CB-404', 'HD-505', 'KB-101', 'MN-303', 'MS-202', 'WC-606'])
@@ -76,7 +107,7 @@ t.test('paging the connection stays exact while records are inserted between pag
   t.equal(page2.pageInfo.hasPreviousPage, true, 'a page fetched with after has records before it')
 })
 
-t.test('a connection obeys its list\'s rules: page-size bounds, authorization, filters and foreign cursors', async (t) => {
+t.test("a connection obeys its list's rules: page-size bounds, authorization, filters and foreign cursors", async (t) => {
   const app = await build(t, { env: { EVENTS_RELAY: 'false' } })
   for (const first of [0, 101]) {
     const body = await graphql(app, admin, `{ ordersConnection(first: ${first}) { edges { cursor } } }`)
@@ -89,14 +120,32 @@ t.test('a connection obeys its list\'s rules: page-size bounds, authorization, f
 
   const own = await graphql(app, grace, '{ ordersConnection(first: 100) { edges { node { id user { id } } } } orders(first: 100) { id } }')
   const edges = (own.data!.ordersConnection as ConnectionPage).edges
-  t.ok(edges.length > 0 && edges.every((edge) => (edge.node.user as { id: string }).id === '2'), "a caller without admin sees only its own orders")
-  t.same(edges.map((edge) => edge.node.id), (own.data!.orders as Array<{ id: string }>).map((order) => order.id), 'the same orders as the list')
+  t.ok(
+    edges.length > 0 && edges.every((edge) => (edge.node.user as { id: string }).id === '2'),
+    'a caller without admin sees only its own orders',
+  )
+  t.same(
+    edges.map((edge) => edge.node.id),
+    (own.data!.orders as Array<{ id: string }>).map((order) => order.id),
+    'the same orders as the list',
+  )
 
-  const paid = await graphql(app, admin, '{ ordersConnection(first: 1, status: pending) { edges { node { status } } pageInfo { endCursor } } }')
+  const paid = await graphql(
+    app,
+    admin,
+    '{ ordersConnection(first: 1, status: pending) { edges { node { status } } pageInfo { endCursor } } }',
+  )
   const cursor = (paid.data!.ordersConnection as ConnectionPage).pageInfo.endCursor
-  const mismatch = await graphql(app, admin, 'query($after: String) { ordersConnection(status: paid, after: $after) { edges { cursor } } }', { after: cursor })
+  const mismatch = await graphql(
+    app,
+    admin,
+    'query($after: String) { ordersConnection(status: paid, after: $after) { edges { cursor } } }',
+    { after: cursor },
+  )
   t.equal(mismatch.errors?.[0]?.extensions?.code, 'BAD_USER_INPUT', 'a cursor keeps the filter it was made for')
-  const foreign = await graphql(app, admin, 'query($after: String) { articlesConnection(after: $after) { edges { cursor } } }', { after: cursor })
+  const foreign = await graphql(app, admin, 'query($after: String) { articlesConnection(after: $after) { edges { cursor } } }', {
+    after: cursor,
+  })
   t.equal(foreign.errors?.[0]?.extensions?.code, 'BAD_USER_INPUT', "another list's cursor is refused")
 })
 
@@ -108,10 +157,12 @@ t.test('the deprecated record cursor still works and equals the edge cursor of t
   for (const edge of edges) t.equal(edge.node.cursor, edge.cursor)
 })
 
-t.test('Article.commentsConnection pages each article\'s comments, batched: the same statements for 1, 10 and 40 articles', async (t) => {
+t.test("Article.commentsConnection pages each article's comments, batched: the same statements for 1, 10 and 40 articles", async (t) => {
   let statements = 0
   const app = await build(t, { onQuery: () => void statements++, env: { EVENTS_RELAY: 'false', GRAPHQL_MAX_COST: '100000' } })
-  await sql`insert into articles (author_id, title, body) select 1 + n % 4, 'Load article ' || n, 'body' from generate_series(1, 40) as n`.execute(app.db)
+  await sql`insert into articles (author_id, title, body) select 1 + n % 4, 'Load article ' || n, 'body' from generate_series(1, 40) as n`.execute(
+    app.db,
+  )
   await sql`
     insert into comments (article_id, author_id, body, created_at)
     select a.id, 2, 'comment ' || k, now() + (k || ' seconds')::interval
@@ -119,13 +170,20 @@ t.test('Article.commentsConnection pages each article\'s comments, batched: the 
   const counts: number[] = []
   for (const first of [1, 10, 40]) {
     statements = 0
-    const body = await graphql(app, admin, `{ articlesConnection(first: ${first}) { edges { node { id author { name } commentsConnection(first: 2) { edges { cursor node { body author { name } } } pageInfo { hasNextPage endCursor } } } } } }`)
+    const body = await graphql(
+      app,
+      admin,
+      `{ articlesConnection(first: ${first}) { edges { node { id author { name } commentsConnection(first: 2) { edges { cursor node { body author { name } } } pageInfo { hasNextPage endCursor } } } } } }`,
+    )
     if (body.errors) throw new Error(JSON.stringify(body.errors))
     const articles = (body.data!.articlesConnection as ConnectionPage).edges
     t.equal(articles.length, first)
     for (const article of articles) {
       const comments = article.node.commentsConnection as ConnectionPage
-      t.same(comments.edges.map((edge) => edge.node.body), ['comment 1', 'comment 2'])
+      t.same(
+        comments.edges.map((edge) => edge.node.body),
+        ['comment 1', 'comment 2'],
+      )
       t.equal(comments.pageInfo.hasNextPage, true, 'a third comment follows')
     }
     counts.push(statements)
@@ -134,15 +192,27 @@ t.test('Article.commentsConnection pages each article\'s comments, batched: the 
   t.ok(counts[0]! <= 6, `a small, fixed number of statements (${counts[0]})`)
 
   // The next page after the edge cursor: the third comment, and no more.
-  const first = await graphql(app, admin, '{ articlesConnection(first: 1) { edges { node { id commentsConnection(first: 2) { pageInfo { endCursor } } } } } }')
+  const first = await graphql(
+    app,
+    admin,
+    '{ articlesConnection(first: 1) { edges { node { id commentsConnection(first: 2) { pageInfo { endCursor } } } } } }',
+  )
   const article = (first.data!.articlesConnection as ConnectionPage).edges[0]!.node
   const after = (article.commentsConnection as ConnectionPage).pageInfo.endCursor
-  const next = await graphql(app, admin, 'query($id: ID!, $after: String) { article(id: $id) { commentsConnection(first: 2, after: $after) { edges { node { body } } pageInfo { hasNextPage hasPreviousPage } } } }', {
-    id: article.id,
-    after,
-  })
+  const next = await graphql(
+    app,
+    admin,
+    'query($id: ID!, $after: String) { article(id: $id) { commentsConnection(first: 2, after: $after) { edges { node { body } } pageInfo { hasNextPage hasPreviousPage } } } }',
+    {
+      id: article.id,
+      after,
+    },
+  )
   const page = (next.data!.article as { commentsConnection: ConnectionPage }).commentsConnection
-  t.same(page.edges.map((edge) => edge.node.body), ['comment 3'])
+  t.same(
+    page.edges.map((edge) => edge.node.body),
+    ['comment 3'],
+  )
   t.same(page.pageInfo, { hasNextPage: false, hasPreviousPage: true })
 })
 
@@ -158,7 +228,11 @@ t.test('ordersConnection { node { user items { product } } } issues the same sta
   const counts: number[] = []
   for (const first of [1, 10, 50]) {
     statements = 0
-    const body = await graphql(app, admin, `{ ordersConnection(first: ${first}) { edges { cursor node { id user { name company { name } } items { sku product { id name } } } } pageInfo { hasNextPage } } }`)
+    const body = await graphql(
+      app,
+      admin,
+      `{ ordersConnection(first: ${first}) { edges { cursor node { id user { name company { name } } items { sku product { id name } } } } pageInfo { hasNextPage } } }`,
+    )
     if (body.errors) throw new Error(JSON.stringify(body.errors))
     t.equal((body.data!.ordersConnection as ConnectionPage).edges.length, first)
     counts.push(statements)
@@ -175,39 +249,58 @@ t.test('a connection costs exactly what the equivalent list costs', async (t) =>
     return body.extensions!.cost!.requestedQueryCost
   }
   const pairs: Array<[string, string, number]> = [
-    ['{ orders(first: 10) { id items { sku product { name } } } }', '{ ordersConnection(first: 10) { edges { cursor node { id items { sku product { name } } } } pageInfo { hasNextPage endCursor } } }', 410],
+    [
+      '{ orders(first: 10) { id items { sku product { name } } } }',
+      '{ ordersConnection(first: 10) { edges { cursor node { id items { sku product { name } } } } pageInfo { hasNextPage endCursor } } }',
+      410,
+    ],
     ['{ orders { id } }', '{ ordersConnection { edges { node { id } } } }', 20],
     ['{ users(first: 5) { orders(last: 2) { id } } }', '{ usersConnection(first: 5) { edges { node { orders(last: 2) { id } } } } }', 15],
-    ['{ articles(first: 3) { comments(first: 4) { author { name } } } }', '{ articlesConnection(first: 3) { edges { node { commentsConnection(first: 4) { edges { node { author { name } } } } } } } }', 3 * (1 + 4 * 2)],
+    [
+      '{ articles(first: 3) { comments(first: 4) { author { name } } } }',
+      '{ articlesConnection(first: 3) { edges { node { commentsConnection(first: 4) { edges { node { author { name } } } } } } } }',
+      3 * (1 + 4 * 2),
+    ],
     ['{ products(first: 7) { sku } }', '{ productsConnection(first: 7) { pageInfo { hasNextPage } edges { cursor node { sku } } } }', 7],
   ]
   for (const [list, connection, expected] of pairs) {
     t.equal(await cost(list), expected, list)
     t.equal(await cost(connection), expected, connection)
   }
-  t.equal(await cost('query($n: Int = 30) { ordersConnection(first: $n) { edges { node { id } } } }'), 30, 'a variable default is the page size')
-  t.equal(await cost('query($n: Int = 30) { ordersConnection(first: $n) { edges { node { id } } } }', { n: 4 }), 4, 'a sent variable is the page size')
+  t.equal(
+    await cost('query($n: Int = 30) { ordersConnection(first: $n) { edges { node { id } } } }'),
+    30,
+    'a variable default is the page size',
+  )
+  t.equal(
+    await cost('query($n: Int = 30) { ordersConnection(first: $n) { edges { node { id } } } }', { n: 4 }),
+    4,
+    'a sent variable is the page size',
+  )
   t.equal(await cost('{ ordersConnection(first: 9) { pageInfo { hasNextPage } } }'), 0, 'no edges selected: no records priced')
 })
 
-t.test('a fragment spread into connections of different page sizes is priced per page size, and fragments on edges and nodes multiply correctly', async (t) => {
-  const app = await build(t, { env: { EVENTS_RELAY: 'false' } })
-  const priced = async (query: string) => (await graphql(app, admin, query)).extensions!.cost!.requestedQueryCost
-  t.equal(
-    await priced(`
+t.test(
+  'a fragment spread into connections of different page sizes is priced per page size, and fragments on edges and nodes multiply correctly',
+  async (t) => {
+    const app = await build(t, { env: { EVENTS_RELAY: 'false' } })
+    const priced = async (query: string) => (await graphql(app, admin, query)).extensions!.cost!.requestedQueryCost
+    t.equal(
+      await priced(`
       fragment Page on OrderConnection { edges { ...Edge } pageInfo { endCursor } }
       fragment Edge on OrderEdge { cursor node { ...Fields } }
       fragment Fields on Order { id user { name } }
       { small: ordersConnection(first: 2) { ...Page } large: ordersConnection(first: 50) { ...Page } }`),
-    2 * 2 + 50 * 2,
-    'the same fragment under first: 2 and first: 50',
-  )
-  t.equal(
-    await priced(`{ a: ordersConnection(first: 3) { ... on OrderConnection { edges { node { id } } } } b: orders(first: 3) { id } }`),
-    3 + 3,
-    'inline fragments on the connection keep its page size',
-  )
-})
+      2 * 2 + 50 * 2,
+      'the same fragment under first: 2 and first: 50',
+    )
+    t.equal(
+      await priced(`{ a: ordersConnection(first: 3) { ... on OrderConnection { edges { node { id } } } } b: orders(first: 3) { id } }`),
+      3 + 3,
+      'inline fragments on the connection keep its page size',
+    )
+  },
+)
 
 t.test('the limits refuse deep or expensive connection queries before anything runs', async (t) => {
   let statements = 0
@@ -218,12 +311,14 @@ t.test('the limits refuse deep or expensive connection queries before anything r
     method: 'POST',
     url: '/graphql',
     headers: modern,
-    payload: { query: '{ ordersConnection(first: 100) { edges { node { items { product { name } } user { orders(last: 100) { id } } } } } }' },
+    payload: {
+      query: '{ ordersConnection(first: 100) { edges { node { items { product { name } } user { orders(last: 100) { id } } } } } }',
+    },
   })
   t.equal(expensive.statusCode, 422)
   const body = expensive.json()
   t.equal(body.errors[0].extensions.code, 'COST_LIMIT_EXCEEDED')
-  t.equal(body.extensions.cost.requestedQueryCost, 100 * (1 + 20 * 2 + (1 + 100)), 'priced as the README\'s refused list example')
+  t.equal(body.extensions.cost.requestedQueryCost, 100 * (1 + 20 * 2 + (1 + 100)), "priced as the README's refused list example")
   t.equal(statements, 0, 'nothing reached the database')
 
   // edges and node are levels of the selection: a connection nests two deeper than its list.
@@ -231,7 +326,10 @@ t.test('the limits refuse deep or expensive connection queries before anything r
     method: 'POST',
     url: '/graphql',
     headers: modern,
-    payload: { query: '{ articlesConnection(first: 1) { edges { node { commentsConnection(first: 1) { edges { node { article { commentsConnection(first: 1) { edges { node { id } } } } } } } } } } }' },
+    payload: {
+      query:
+        '{ articlesConnection(first: 1) { edges { node { commentsConnection(first: 1) { edges { node { article { commentsConnection(first: 1) { edges { node { id } } } } } } } } } } }',
+    },
   })
   t.equal(deep.statusCode, 422)
   t.equal(deep.json().errors[0].extensions.code, 'DEPTH_LIMIT_EXCEEDED')
@@ -240,7 +338,11 @@ t.test('the limits refuse deep or expensive connection queries before anything r
 
 t.test('Product.id is the sku: stable, and usable with product(sku:)', async (t) => {
   const app = await build(t, { env: { EVENTS_RELAY: 'false' } })
-  const body = await graphql(app, admin, '{ productsConnection(first: 2) { edges { node { id sku } } } product(sku: "KB-101") { id } orders(first: 1) { items { product { id sku } } } }')
+  const body = await graphql(
+    app,
+    admin,
+    '{ productsConnection(first: 2) { edges { node { id sku } } } product(sku: "KB-101") { id } orders(first: 1) { items { product { id sku } } } }',
+  )
   t.notOk(body.errors)
   for (const edge of (body.data!.productsConnection as ConnectionPage).edges) t.equal(edge.node.id, edge.node.sku)
   t.same(body.data!.product, { id: 'KB-101' })

@@ -25,26 +25,47 @@ t.test('every query field', async (t) => {
     assert(await gql(app, query, headers))
     exercised.add(`Query.${field}`)
   }
-  await check('user', '{ user(id: 2) { id name createdAt company { name } cursor } }', (d) => t.equal(d.user.company.name, 'Acme Corporation'))
+  await check('user', '{ user(id: 2) { id name createdAt company { name } cursor } }', (d) =>
+    t.equal(d.user.company.name, 'Acme Corporation'),
+  )
   await check('me', '{ me { id name } }', (d) => t.equal(d.me.id, '2'))
   await check('users', '{ users(first: 2) { id cursor } }', (d) => t.equal(d.users.length, 2), admin)
-  await check('order', '{ order(id: 3) { id status total items { sku qty unitPrice product { name price } } user { name } createdAt updatedAt cursor } }', (d) =>
-    t.equal(d.order.items[0].product.name, 'Mechanical keyboard'))
-  await check('orders', '{ orders(status: pending, first: 5) { id status cursor } }', (d) => t.ok(d.orders.every((o: { status: string }) => o.status === 'pending')))
-  await check('article', '{ article(id: 1) { title body author { name } comments(first: 1) { body author { name } article { id } cursor } } }', (d) =>
-    t.equal(d.article.comments.length, 1))
+  await check(
+    'order',
+    '{ order(id: 3) { id status total items { sku qty unitPrice product { name price } } user { name } createdAt updatedAt cursor } }',
+    (d) => t.equal(d.order.items[0].product.name, 'Mechanical keyboard'),
+  )
+  await check('orders', '{ orders(status: pending, first: 5) { id status cursor } }', (d) =>
+    t.ok(d.orders.every((o: { status: string }) => o.status === 'pending')),
+  )
+  await check(
+    'article',
+    '{ article(id: 1) { title body author { name } comments(first: 1) { body author { name } article { id } cursor } } }',
+    (d) => t.equal(d.article.comments.length, 1),
+  )
   await check('articles', '{ articles(first: 2) { id cursor } }', (d) => t.equal(d.articles.length, 2))
   await check('product', '{ product(sku: "KB-101") { sku name price cursor } }', (d) => t.equal(d.product.price, 8900))
   await check('products', '{ products(first: 3) { sku } }', (d) => t.equal(d.products.length, 3))
   // Issue #14: the connections beside the lists.
-  await check('usersConnection', '{ usersConnection(first: 2) { edges { cursor node { id } } pageInfo { hasNextPage endCursor } } }', (d) =>
-    t.equal(d.usersConnection.edges.length, 2), admin)
-  await check('ordersConnection', '{ ordersConnection(status: pending, first: 5) { edges { cursor node { id status } } pageInfo { hasNextPage } } }', (d) =>
-    t.ok(d.ordersConnection.edges.every((e: { node: { status: string } }) => e.node.status === 'pending')))
-  await check('articlesConnection', '{ articlesConnection(first: 2) { edges { node { id commentsConnection(first: 1) { edges { node { body } } } } } } }', (d) =>
-    t.equal(d.articlesConnection.edges.length, 2))
+  await check(
+    'usersConnection',
+    '{ usersConnection(first: 2) { edges { cursor node { id } } pageInfo { hasNextPage endCursor } } }',
+    (d) => t.equal(d.usersConnection.edges.length, 2),
+    admin,
+  )
+  await check(
+    'ordersConnection',
+    '{ ordersConnection(status: pending, first: 5) { edges { cursor node { id status } } pageInfo { hasNextPage } } }',
+    (d) => t.ok(d.ordersConnection.edges.every((e: { node: { status: string } }) => e.node.status === 'pending')),
+  )
+  await check(
+    'articlesConnection',
+    '{ articlesConnection(first: 2) { edges { node { id commentsConnection(first: 1) { edges { node { body } } } } } } }',
+    (d) => t.equal(d.articlesConnection.edges.length, 2),
+  )
   await check('productsConnection', '{ productsConnection(first: 3) { edges { node { id sku } } pageInfo { hasNextPage } } }', (d) =>
-    t.equal(d.productsConnection.edges.length, 3))
+    t.equal(d.productsConnection.edges.length, 3),
+  )
   const page1 = await gql(app, '{ orders(first: 1) { id cursor } }', admin)
   const page2 = await gql(app, `{ orders(first: 1, after: ${JSON.stringify(page1.orders[0].cursor)}) { id } }`, admin)
   t.not(page2.orders[0].id, page1.orders[0].id, 'after continues from a cursor')
@@ -58,24 +79,49 @@ t.test('every mutation field', async (t) => {
     exercised.add(`Mutation.${field}`)
     return data
   }
-  const created = await check('createOrder', 'mutation { createOrder(input: { items: [{ sku: "KB-101", qty: 1 }] }) { id status total } }', (d) => t.equal(d.createOrder.total, 8900))
+  const created = await check(
+    'createOrder',
+    'mutation { createOrder(input: { items: [{ sku: "KB-101", qty: 1 }] }) { id status total } }',
+    (d) => t.equal(d.createOrder.total, 8900),
+  )
   const id = created.createOrder.id
-  await check('updateOrder', `mutation { updateOrder(id: ${id}, input: { items: [{ sku: "MS-202", qty: 2 }] }) { total } }`, (d) => t.equal(d.updateOrder.total, 5800))
+  await check('updateOrder', `mutation { updateOrder(id: ${id}, input: { items: [{ sku: "MS-202", qty: 2 }] }) { total } }`, (d) =>
+    t.equal(d.updateOrder.total, 5800),
+  )
   await check('payOrder', `mutation { payOrder(id: ${id}, reason: "card") { status } }`, (d) => t.equal(d.payOrder.status, 'paid'))
   await check('refundOrder', `mutation { refundOrder(id: ${id}) { status } }`, (d) => t.equal(d.refundOrder.status, 'refunded'))
   const other = (await gql(app, 'mutation { createOrder(input: { items: [{ sku: "CB-404", qty: 1 }] }) { id } }')).createOrder.id
   await check('cancelOrder', `mutation { cancelOrder(id: ${other}) { status } }`, (d) => t.equal(d.cancelOrder.status, 'cancelled'))
   await check('deleteOrder', `mutation { deleteOrder(id: ${other}) }`, (d) => t.equal(d.deleteOrder, String(other)))
-  const article = await check('createArticle', 'mutation { createArticle(input: { title: "T", body: "B" }) { id author { name } } }', (d) => t.equal(d.createArticle.author.name, 'Grace Hopper'))
+  const article = await check('createArticle', 'mutation { createArticle(input: { title: "T", body: "B" }) { id author { name } } }', (d) =>
+    t.equal(d.createArticle.author.name, 'Grace Hopper'),
+  )
   const articleId = article.createArticle.id
-  await check('updateArticle', `mutation { updateArticle(id: ${articleId}, input: { body: "B2" }) { title body } }`, (d) => t.same(d.updateArticle, { title: 'T', body: 'B2' }))
-  await check('addComment', `mutation { addComment(articleId: ${articleId}, input: { body: "Hi" }) { body article { id } } }`, (d) => t.equal(d.addComment.article.id, articleId))
+  await check('updateArticle', `mutation { updateArticle(id: ${articleId}, input: { body: "B2" }) { title body } }`, (d) =>
+    t.same(d.updateArticle, { title: 'T', body: 'B2' }),
+  )
+  await check('addComment', `mutation { addComment(articleId: ${articleId}, input: { body: "Hi" }) { body article { id } } }`, (d) =>
+    t.equal(d.addComment.article.id, articleId),
+  )
   await check('deleteArticle', `mutation { deleteArticle(id: ${articleId}) }`, (d) => t.equal(d.deleteArticle, articleId))
-  await check('createUser', 'mutation { createUser(input: { name: "Edsger Dijkstra", companyId: 2 }) { name company { name } } }', (d) => t.equal(d.createUser.company.name, 'Globex'), admin)
-  await check('createProduct', 'mutation { createProduct(input: { sku: "GQ-1", name: "Thing", price: 5 }) { sku price } }', (d) => t.equal(d.createProduct.price, 5), admin)
+  await check(
+    'createUser',
+    'mutation { createUser(input: { name: "Edsger Dijkstra", companyId: 2 }) { name company { name } } }',
+    (d) => t.equal(d.createUser.company.name, 'Globex'),
+    admin,
+  )
+  await check(
+    'createProduct',
+    'mutation { createProduct(input: { sku: "GQ-1", name: "Thing", price: 5 }) { sku price } }',
+    (d) => t.equal(d.createProduct.price, 5),
+    admin,
+  )
 })
 
 t.test('no root query or mutation field is left unexercised', async (t) => {
   const expected = [...rootFields.Query.map((f) => `Query.${f}`), ...rootFields.Mutation.map((f) => `Mutation.${f}`)]
-  t.same(expected.filter((field) => !exercised.has(field)), [])
+  t.same(
+    expected.filter((field) => !exercised.has(field)),
+    [],
+  )
 })

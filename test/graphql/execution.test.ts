@@ -11,11 +11,17 @@ t.test('mutations in one request run serially, in order', async (t) => {
   const app = await build(t)
   const created = (await gql(app, 'mutation { createOrder(input: { items: [{ sku: "KB-101", qty: 1 }] }) { id } }')).json().data.createOrder
   // refund only succeeds if payment has already run: parallel execution would fail it.
-  const response = await gql(app, `mutation { pay: payOrder(id: ${created.id}) { status } refund: refundOrder(id: ${created.id}) { status } }`)
+  const response = await gql(
+    app,
+    `mutation { pay: payOrder(id: ${created.id}) { status } refund: refundOrder(id: ${created.id}) { status } }`,
+  )
   t.notOk(response.json().errors)
   t.same(response.json().data, { pay: { status: 'paid' }, refund: { status: 'refunded' } })
   const events = await app.db.selectFrom('outbox').select('payload').where('topic', '=', 'order.status_changed').orderBy('id').execute()
-  t.same(events.map((event) => (typeof event.payload === 'string' ? JSON.parse(event.payload) : event.payload).to), ['paid', 'refunded'])
+  t.same(
+    events.map((event) => (typeof event.payload === 'string' ? JSON.parse(event.payload) : event.payload).to),
+    ['paid', 'refunded'],
+  )
 })
 
 t.test('partial success: a forbidden nullable field is null with a FORBIDDEN error, the rest is data', async (t) => {
@@ -88,7 +94,11 @@ t.test('queries may use GET; a mutation over GET is 405 with Allow: POST', async
   const query = await app.inject({ method: 'GET', url: `/graphql?query=${encodeURIComponent('{ me { name } }')}`, headers: grace })
   t.same(query.json().data, { me: { name: 'Grace Hopper' } })
   for (const accept of ['application/json', 'application/graphql-response+json']) {
-    const mutation = await app.inject({ method: 'GET', url: `/graphql?query=${encodeURIComponent('mutation { deleteOrder(id: 3) }')}`, headers: { ...grace, accept } })
+    const mutation = await app.inject({
+      method: 'GET',
+      url: `/graphql?query=${encodeURIComponent('mutation { deleteOrder(id: 3) }')}`,
+      headers: { ...grace, accept },
+    })
     t.equal(mutation.statusCode, 405, accept)
     t.equal(mutation.headers.allow, 'POST')
   }
@@ -100,7 +110,11 @@ t.test('HEAD, which Fastify answers with the GET handler, runs no mutation eithe
   let statements = 0
   const app = await build(t, { onQuery: () => void statements++, env: { EVENTS_RELAY: 'false' } })
   statements = 0
-  const mutation = await app.inject({ method: 'HEAD', url: `/graphql?query=${encodeURIComponent('mutation { deleteOrder(id: 3) }')}`, headers: grace })
+  const mutation = await app.inject({
+    method: 'HEAD',
+    url: `/graphql?query=${encodeURIComponent('mutation { deleteOrder(id: 3) }')}`,
+    headers: grace,
+  })
   t.equal(mutation.statusCode, 405)
   t.equal(mutation.headers.allow, 'POST')
   t.equal(statements, 0, 'no SQL ran')

@@ -40,7 +40,11 @@ t.test('graphql-http serverAudits: no error and no warning except 86EE, which de
   // GraphQL-over-HTTP draft says 400); decisions §8 and §12 choose 422, with validation failures.
   t.same(Object.keys(failing), ['86EE'], JSON.stringify(failing))
   t.match(failing['86EE'], /^warn: SHOULD use a status code of 400 on variable coercion failure/)
-  t.same(log.seen.filter((line) => line.level >= 50), [], 'nothing the audit sent is logged at error level')
+  t.same(
+    log.seen.filter((line) => line.level >= 50),
+    [],
+    'nothing the audit sent is logged at error level',
+  )
 })
 
 const malformed: Array<{ name: string; headers?: Record<string, string>; payload: string }> = [
@@ -55,10 +59,16 @@ const malformed: Array<{ name: string; headers?: Record<string, string>; payload
   { name: 'a numeric operationName', payload: '{"query": "{ me { name } }", "operationName": 1}' },
   { name: 'string extensions', payload: '{"query": "{ me { name } }", "extensions": "x"}' },
   { name: 'a JSON array body', payload: '[{"query": "{ me { name } }"}]' },
-  { name: '__proto__ in variables', payload: '{"query": "query ($id: ID!) { order(id: $id) { id } }", "variables": {"__proto__": {"id": "1"}}}' },
+  {
+    name: '__proto__ in variables',
+    payload: '{"query": "query ($id: ID!) { order(id: $id) { id } }", "variables": {"__proto__": {"id": "1"}}}',
+  },
   {
     name: 'a wrong APQ hash',
-    payload: JSON.stringify({ query: '{ me { name } }', extensions: { persistedQuery: { version: 1, sha256Hash: createHash('sha256').update('{ other }').digest('hex') } } }),
+    payload: JSON.stringify({
+      query: '{ me { name } }',
+      extensions: { persistedQuery: { version: 1, sha256Hash: createHash('sha256').update('{ other }').digest('hex') } },
+    }),
   },
   { name: 'a body over 1 MiB', payload: JSON.stringify({ query: `{ me { name } } #${'x'.repeat(1024 * 1024)}` }) },
 ]
@@ -76,18 +86,34 @@ t.test('request-level problems are 400 BAD_REQUEST in both media types, logged b
       })
       t.equal(response.statusCode, 400, `${request.name} (${accept}): 400`)
       const body = response.json() as { data?: unknown; errors: Array<{ extensions: { code: string } }> }
-      t.same(body.errors.map((error) => error.extensions.code), ['BAD_REQUEST'], `${request.name} (${accept}): BAD_REQUEST`)
+      t.same(
+        body.errors.map((error) => error.extensions.code),
+        ['BAD_REQUEST'],
+        `${request.name} (${accept}): BAD_REQUEST`,
+      )
       t.notOk('data' in body, `${request.name} (${accept}): no data, nothing executed`)
     }
   }
-  t.same(log.seen.filter((line) => line.level >= 50), [], 'none is logged at error level')
-  t.ok(log.seen.some((line) => line.level === 30 && line.msg === 'graphql request malformed'), 'each is logged at info')
+  t.same(
+    log.seen.filter((line) => line.level >= 50),
+    [],
+    'none is logged at error level',
+  )
+  t.ok(
+    log.seen.some((line) => line.level === 30 && line.msg === 'graphql request malformed'),
+    'each is logged at info',
+  )
 })
 
 t.test('"extensions": null is no extensions, in both media types', async (t) => {
   const app = await build(t)
   for (const accept of ['application/json', 'application/graphql-response+json']) {
-    const response = await app.inject({ method: 'POST', url: '/graphql', headers: { ...grace, accept }, payload: { query: '{ me { name } }', extensions: null, variables: null, operationName: null } })
+    const response = await app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { ...grace, accept },
+      payload: { query: '{ me { name } }', extensions: null, variables: null, operationName: null },
+    })
     t.equal(response.statusCode, 200)
     t.same(response.json().data, { me: { name: 'Grace Hopper' } })
   }
@@ -96,6 +122,11 @@ t.test('"extensions": null is no extensions, in both media types', async (t) => 
 t.test('an unknown APQ hash alone still asks for the query (not a malformed request)', async (t) => {
   const app = await build(t)
   const hash = createHash('sha256').update('{ me { id } }').digest('hex')
-  const response = await app.inject({ method: 'POST', url: '/graphql', headers: grace, payload: { extensions: { persistedQuery: { version: 1, sha256Hash: hash } } } })
+  const response = await app.inject({
+    method: 'POST',
+    url: '/graphql',
+    headers: grace,
+    payload: { extensions: { persistedQuery: { version: 1, sha256Hash: hash } } },
+  })
   t.equal(response.json().errors[0].extensions.code, 'PERSISTED_QUERY_NOT_FOUND')
 })

@@ -48,17 +48,52 @@ const ordersOf = (length: number) => (data: Record<string, unknown>) => Array.is
 // X first: a refused document is not stored by the automatic persisted queries, so their flow
 // sees it twice as unknown, once refused with the query, once registered through Cheap.
 const QUERY_CASES: Case[] = [
-  { name: 'X: 100 × (1 + 1 + 100 × (1 + 1 + 100))', query: DOCUMENT, operationName: 'X', verdict: { status: 422, refused: 'COST_LIMIT_EXCEEDED', cost: 1_020_200 } },
-  { name: 'Cheap: introspection only', query: DOCUMENT, operationName: 'Cheap', verdict: { status: 200, allowed: 0 }, data: (data) => data.__typename === 'Query' },
+  {
+    name: 'X: 100 × (1 + 1 + 100 × (1 + 1 + 100))',
+    query: DOCUMENT,
+    operationName: 'X',
+    verdict: { status: 422, refused: 'COST_LIMIT_EXCEEDED', cost: 1_020_200 },
+  },
+  {
+    name: 'Cheap: introspection only',
+    query: DOCUMENT,
+    operationName: 'Cheap',
+    verdict: { status: 200, allowed: 0 },
+    data: (data) => data.__typename === 'Query',
+  },
   { name: 'Small: 2 × (1 + 1)', query: DOCUMENT, operationName: 'Small', verdict: { status: 200, allowed: 4 }, data: ordersOf(2) },
   { name: 'Deep: 11 levels', query: DOCUMENT, operationName: 'Deep', verdict: { status: 422, refused: 'DEPTH_LIMIT_EXCEEDED' } },
-  { name: 'Paged with its default n = 100: 100 × (1 + 1 + 100)', query: DOCUMENT, operationName: 'Paged', verdict: { status: 422, refused: 'COST_LIMIT_EXCEEDED', cost: 10_200 } },
-  { name: 'Paged with n = 2: 2 × (1 + 1 + 100)', query: DOCUMENT, operationName: 'Paged', variables: { n: 2 }, verdict: { status: 200, allowed: 204 }, data: ordersOf(2) },
+  {
+    name: 'Paged with its default n = 100: 100 × (1 + 1 + 100)',
+    query: DOCUMENT,
+    operationName: 'Paged',
+    verdict: { status: 422, refused: 'COST_LIMIT_EXCEEDED', cost: 10_200 },
+  },
+  {
+    name: 'Paged with n = 2: 2 × (1 + 1 + 100)',
+    query: DOCUMENT,
+    operationName: 'Paged',
+    variables: { n: 2 },
+    verdict: { status: 200, allowed: 204 },
+    data: ordersOf(2),
+  },
 ]
 
 const MUTATION_CASES: Array<Case & { created: number; mutations?: number }> = [
-  { name: '30 createOrder', query: createOrders(30), created: 0, mutations: 30, verdict: { status: 422, refused: 'COST_LIMIT_EXCEEDED', cost: 30 } },
-  { name: '26 createOrder, 6 of them through a fragment', query: THROUGH_FRAGMENT, created: 0, mutations: 26, verdict: { status: 422, refused: 'COST_LIMIT_EXCEEDED', cost: 26 } },
+  {
+    name: '30 createOrder',
+    query: createOrders(30),
+    created: 0,
+    mutations: 30,
+    verdict: { status: 422, refused: 'COST_LIMIT_EXCEEDED', cost: 30 },
+  },
+  {
+    name: '26 createOrder, 6 of them through a fragment',
+    query: THROUGH_FRAGMENT,
+    created: 0,
+    mutations: 26,
+    verdict: { status: 422, refused: 'COST_LIMIT_EXCEEDED', cost: 26 },
+  },
   { name: '30 createOrder, 5 of them skipped', query: createOrders(30, 5), created: 25, verdict: { status: 200, allowed: 25 } },
   { name: '25 createOrder', query: createOrders(25), created: 25, verdict: { status: 200, allowed: 25 } },
 ]
@@ -67,7 +102,10 @@ const MUTATION_CASES: Array<Case & { created: number; mutations?: number }> = [
 const manifestDir = await mkdtemp(join(tmpdir(), 'graphql-manifest-'))
 t.teardown(() => rm(manifestDir, { recursive: true, force: true }))
 const manifestPath = join(manifestDir, 'persisted-queries.json')
-await writeFile(manifestPath, JSON.stringify(Object.fromEntries([...QUERY_CASES, ...MUTATION_CASES].map(({ query }) => [sha256(query), query]))))
+await writeFile(
+  manifestPath,
+  JSON.stringify(Object.fromEntries([...QUERY_CASES, ...MUTATION_CASES].map(({ query }) => [sha256(query), query]))),
+)
 
 const persisted = (query: string) => ({ persistedQuery: { version: 1, sha256Hash: sha256(query) } })
 const codeOf = (response: LightMyRequestResponse): string | undefined => response.json().errors?.[0]?.extensions?.code
@@ -95,9 +133,19 @@ function automaticPersisted(): Transport {
     name: 'automatic persisted query (unknown hash, then with the query; the hash alone once stored)',
     mutations: true,
     async send(app, { query, operationName, variables }, headers) {
-      const byHash = await app.inject({ method: 'POST', url: '/graphql', headers, payload: { operationName, variables, extensions: persisted(query) } })
+      const byHash = await app.inject({
+        method: 'POST',
+        url: '/graphql',
+        headers,
+        payload: { operationName, variables, extensions: persisted(query) },
+      })
       if (stored.has(query)) return [byHash]
-      const withQuery = await app.inject({ method: 'POST', url: '/graphql', headers, payload: { query, operationName, variables, extensions: persisted(query) } })
+      const withQuery = await app.inject({
+        method: 'POST',
+        url: '/graphql',
+        headers,
+        payload: { query, operationName, variables, extensions: persisted(query) },
+      })
       // Mercurius stores a document once it has executed, not when it was refused.
       if (withQuery.json().data) stored.add(query)
       return [byHash, withQuery]
@@ -160,7 +208,8 @@ for (const transport of transports) {
       statements = 0
       const responses = await send(app, operation, headers)
       const response = responses.at(-1)!
-      for (const asked of responses.slice(0, -1)) t.equal(codeOf(asked), 'PERSISTED_QUERY_NOT_FOUND', `${operation.name}: an unknown hash asks for the query`)
+      for (const asked of responses.slice(0, -1))
+        t.equal(codeOf(asked), 'PERSISTED_QUERY_NOT_FOUND', `${operation.name}: an unknown hash asks for the query`)
       if ('refused' in operation.verdict) t.equal(statements, 0, `${operation.name}: no SQL ran`)
       t.same(verdictOf(response), operation.verdict, operation.name)
       return response
@@ -173,31 +222,43 @@ for (const transport of transports) {
     for (const operation of MUTATION_CASES) {
       const before = await orderCount(app)
       const response = await verdictFor(operation, grace)
-      if (operation.mutations !== undefined) t.match(response.json().errors[0].extensions, { mutations: operation.mutations, maxMutations: 25 })
+      if (operation.mutations !== undefined)
+        t.match(response.json().errors[0].extensions, { mutations: operation.mutations, maxMutations: 25 })
       t.equal(await orderCount(app), before + operation.created, `${operation.name}: ${operation.created} orders created`)
     }
   })
 }
 
-t.test('the issue\'s document over GET, naming its expensive second operation, is refused before anything runs', async (t) => {
+t.test("the issue's document over GET, naming its expensive second operation, is refused before anything runs", async (t) => {
   let statements = 0
   const app = await build(t, { onQuery: () => void statements++, env: { EVENTS_RELAY: 'false' } })
   statements = 0
-  const response = await app.inject({ method: 'GET', url: getUrl({ query: ISSUE_DOCUMENT, operationName: 'X' }), headers: { ...admin, accept: 'application/json' } })
+  const response = await app.inject({
+    method: 'GET',
+    url: getUrl({ query: ISSUE_DOCUMENT, operationName: 'X' }),
+    headers: { ...admin, accept: 'application/json' },
+  })
   t.equal(response.statusCode, 200, 'application/json: a refused request is 200 with errors')
   t.equal(codeOf(response), 'COST_LIMIT_EXCEEDED')
   t.same(response.json().errors[0].extensions, { code: 'COST_LIMIT_EXCEEDED', cost: 1_020_200, maxCost: 5000 })
   t.equal(statements, 0, 'no SQL ran')
 })
 
-t.test('a document with several operations and no operationName gets graphql\'s own error, not a guess', async (t) => {
+t.test("a document with several operations and no operationName gets graphql's own error, not a guess", async (t) => {
   let statements = 0
   const app = await build(t, { onQuery: () => void statements++, env: { EVENTS_RELAY: 'false' } })
   statements = 0
   const response = await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query: ISSUE_DOCUMENT } })
   t.equal(response.statusCode, 422)
-  t.same(response.json().errors, [{ message: 'Must provide operation name if query contains multiple operations.', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }])
-  const unknown = await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query: ISSUE_DOCUMENT, operationName: 'Nope' } })
+  t.same(response.json().errors, [
+    { message: 'Must provide operation name if query contains multiple operations.', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } },
+  ])
+  const unknown = await app.inject({
+    method: 'POST',
+    url: '/graphql',
+    headers: admin,
+    payload: { query: ISSUE_DOCUMENT, operationName: 'Nope' },
+  })
   t.equal(unknown.statusCode, 422)
   t.equal(unknown.json().errors[0].message, 'Unknown operation named "Nope".')
   t.equal(statements, 0, 'no SQL ran')
@@ -213,7 +274,12 @@ t.test('the compiled-query cache never runs another operation of the document th
     t.equal(a.json().data.orders.length, 1)
     t.equal(a.json().extensions.cost.requestedQueryCost, 1 * (1 + 1 + 1 * 1), 'A priced with its default n = 1')
   }
-  const b = await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query, operationName: 'B', variables: { n: 100 } } })
+  const b = await app.inject({
+    method: 'POST',
+    url: '/graphql',
+    headers: admin,
+    payload: { query, operationName: 'B', variables: { n: 100 } },
+  })
   t.same(b.json().data, { __typename: 'Query' }, 'B is what ran, not the compiled A with n = 100')
   t.equal(b.json().extensions.cost.requestedQueryCost, 0)
 })

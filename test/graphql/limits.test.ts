@@ -6,9 +6,14 @@ import { bearer, build, createTestDatabase, reachableRedis } from '../helper.ts'
 const admin = bearer(1, 'admin')
 const modern = { ...admin, accept: 'application/graphql-response+json' }
 
-t.test('every response reports its cost and the caller\'s bucket (the README\'s worked example)', async (t) => {
+t.test("every response reports its cost and the caller's bucket (the README's worked example)", async (t) => {
   const app = await build(t)
-  const response = await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query: '{ orders(first: 10) { id items { sku product { name } } } }' } })
+  const response = await app.inject({
+    method: 'POST',
+    url: '/graphql',
+    headers: admin,
+    payload: { query: '{ orders(first: 10) { id items { sku product { name } } } }' },
+  })
   const body = response.json()
   t.notOk(body.errors)
   t.same(body.extensions.cost, {
@@ -27,8 +32,8 @@ t.test('every response reports its cost and the caller\'s bucket (the README\'s 
 t.test('variables are priced as the resolvers receive them: declared defaults apply, a sent value overrides them', async (t) => {
   const app = await build(t)
   const cost = async (query: string, variables?: Record<string, unknown>) =>
-    (await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query, ...(variables ? { variables } : {}) } })).json().extensions.cost
-      .requestedQueryCost
+    (await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query, ...(variables ? { variables } : {}) } })).json()
+      .extensions.cost.requestedQueryCost
   const paged = 'query($n: Int = 100) { orders(first: $n) { id } }'
   t.equal(await cost(paged), 100, 'the default, not the page size 20')
   t.equal(await cost(paged, {}), 100, 'an empty variables object too')
@@ -70,7 +75,12 @@ t.test('an empty bucket is RATE_LIMITED with 429 and Retry-After; introspection 
   const introspection = await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query: getIntrospectionQuery() } })
   t.notOk(introspection.json().errors, 'introspection costs nothing')
   t.equal(introspection.json().extensions.cost.requestedQueryCost, 0)
-  const other = await app.inject({ method: 'POST', url: '/graphql', headers: bearer(2, 'orders:read'), payload: { query: '{ me { name } }' } })
+  const other = await app.inject({
+    method: 'POST',
+    url: '/graphql',
+    headers: bearer(2, 'orders:read'),
+    payload: { query: '{ me { name } }' },
+  })
   t.notOk(other.json().errors, 'buckets are per caller')
 })
 

@@ -18,7 +18,12 @@ t.test('three mutations, the middle one failing: it is null with its error, the 
   const app = await build(t)
   const ordersBefore = await app.db.selectFrom('orders').select('id').execute()
   for (const accept of ['application/json', 'application/graphql-response+json']) {
-    const response = await app.inject({ method: 'POST', url: '/graphql', headers: { ...grace, accept }, payload: { query: threeMutations } })
+    const response = await app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { ...grace, accept },
+      payload: { query: threeMutations },
+    })
     t.equal(response.statusCode, 200, `${accept}: a response with data is 200`)
     const body = response.json() as {
       data: { first: { id: string; total: number } | null; second: null; third: { id: string; title: string } | null }
@@ -27,7 +32,10 @@ t.test('three mutations, the middle one failing: it is null with its error, the 
     t.equal(body.data.first?.total, 2400, `${accept}: the first mutation's order is in data`)
     t.equal(body.data.second, null)
     t.equal(body.data.third?.title, 'Kept', `${accept}: the third mutation ran and its article is in data`)
-    t.same(body.errors.map((error) => [error.path, error.extensions.code]), [[['second'], 'BAD_USER_INPUT']])
+    t.same(
+      body.errors.map((error) => [error.path, error.extensions.code]),
+      [[['second'], 'BAD_USER_INPUT']],
+    )
     // What data says was created was created, and nothing else.
     const order = await app.db.selectFrom('orders').select(['id', 'total']).where('id', '=', Number(body.data.first?.id)).executeTakeFirst()
     t.equal(order?.total, 2400)
@@ -48,5 +56,8 @@ t.test('the schema declares every mutation field nullable', async (t) => {
   })
   const fields = response.json().data.__type.fields as Array<{ name: string; type: { kind: string } }>
   t.ok(fields.length >= 12)
-  t.same(fields.filter((field) => field.type.kind === 'NON_NULL').map((field) => field.name), [])
+  t.same(
+    fields.filter((field) => field.type.kind === 'NON_NULL').map((field) => field.name),
+    [],
+  )
 })

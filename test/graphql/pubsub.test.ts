@@ -24,7 +24,15 @@ function heapUsedAfterGc(): number {
 /** An order event whose 100 items carry 200 fresh characters each: about 30 kB of heap apiece. */
 function bulkyOrderEvent(id: number) {
   const items = Array.from({ length: 100 }, () => ({ sku: randomBytes(100).toString('hex'), qty: 1, unit_price: 100 }))
-  const order = { id, user_id: 2, status: 'pending', total: 10_000, items, created_at: '2026-01-05T09:00:00.000Z', updated_at: '2026-01-05T09:00:00.000Z' }
+  const order = {
+    id,
+    user_id: 2,
+    status: 'pending',
+    total: 10_000,
+    items,
+    created_at: '2026-01-05T09:00:00.000Z',
+    updated_at: '2026-01-05T09:00:00.000Z',
+  }
   return { topic: 'order.created', payload: { orderId: id, userId: 2, order } }
 }
 
@@ -52,7 +60,10 @@ t.test('a subscriber that stops reading is disconnected with 1013 once its queue
     if (id % 20 === 0) await new Promise((resolve) => setImmediate(resolve))
   }
   const growth = heapUsedAfterGc() - before
-  t.ok(growth < 40 * 1024 * 1024, `heap grew ${(growth / 1024 / 1024).toFixed(1)} MB while ~${Math.round((published * 30) / 1024)} MB of events were published`)
+  t.ok(
+    growth < 40 * 1024 * 1024,
+    `heap grew ${(growth / 1024 / 1024).toFixed(1)} MB while ~${Math.round((published * 30) / 1024)} MB of events were published`,
+  )
   t.equal(pubsub.subscriptionCount('order.created'), 0, 'the slow subscription was dropped')
 
   connection.socket.resume()

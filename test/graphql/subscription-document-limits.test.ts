@@ -10,7 +10,12 @@ import { bearer, build, tokenFor } from '../helper.ts'
 import { eventually, listening, rawConnection, type RawConnection } from './subscription-clients.ts'
 
 async function createOrder(app: FastifyInstance): Promise<string> {
-  const response = await app.inject({ method: 'POST', url: '/api/v1/orders', headers: bearer(1, 'admin'), payload: { items: [{ sku: 'KB-101', qty: 1 }] } })
+  const response = await app.inject({
+    method: 'POST',
+    url: '/api/v1/orders',
+    headers: bearer(1, 'admin'),
+    payload: { items: [{ sku: 'KB-101', qty: 1 }] },
+  })
   return String(response.json().id)
 }
 
@@ -25,9 +30,11 @@ const subscribe = (connection: RawConnection, id: string, query: string, variabl
   connection.send({ id, type: 'subscribe', payload: { query, ...(variables ? { variables } : {}) } })
 
 // 12 levels: orderCreated > user > orders > user > orders > … > id.
-const DEEP = 'subscription { orderCreated { user { orders(last: 1) { user { orders(last: 1) { user { orders(last: 1) { user { orders(last: 1) { user { orders(last: 1) { id } } } } } } } } } } } }'
+const DEEP =
+  'subscription { orderCreated { user { orders(last: 1) { user { orders(last: 1) { user { orders(last: 1) { user { orders(last: 1) { user { orders(last: 1) { id } } } } } } } } } } } }'
 // Per event: 1 + user (1 + orders n × (1 + items 20 × 2 + user (1 + 100))).
-const PRICED = 'subscription($n: Int = 100) { orderCreated { id user { orders(last: $n) { items { product { name } } user { orders(last: 100) { id } } } } } }'
+const PRICED =
+  'subscription($n: Int = 100) { orderCreated { id user { orders(last: $n) { items { product { name } } user { orders(last: 100) { id } } } } } }'
 
 t.test('invalid, too deep and too expensive subscriptions are refused on their own id; the allowed one receives events', async (t) => {
   const app = await build(t)
@@ -35,7 +42,11 @@ t.test('invalid, too deep and too expensive subscriptions are refused on their o
   await connection.init(tokenFor(1, 'admin'))
 
   subscribe(connection, 'unknown-field', 'subscription { orderCreated { id noSuchField } }')
-  t.match(await errorOn(connection, 'unknown-field'), { message: /noSuchField/, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }, 'validated against the schema')
+  t.match(
+    await errorOn(connection, 'unknown-field'),
+    { message: /noSuchField/, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } },
+    'validated against the schema',
+  )
 
   subscribe(connection, 'deep', DEEP)
   t.match(await errorOn(connection, 'deep'), { extensions: { code: 'DEPTH_LIMIT_EXCEEDED', depth: 12, maxDepth: 10 } }, 'depth is limited')
@@ -56,11 +67,20 @@ t.test('invalid, too deep and too expensive subscriptions are refused on their o
   subscribe(connection, 'priced-small', PRICED, { n: 2 })
   // Give the server time to refuse it if it were going to; then an event must reach it.
   await new Promise((resolve) => setTimeout(resolve, 300))
-  t.notOk(connection.messages.some((m) => m.id === 'priced-small' && m.type === 'error'), 'the same document with n = 2 is allowed')
+  t.notOk(
+    connection.messages.some((m) => m.id === 'priced-small' && m.type === 'error'),
+    'the same document with n = 2 is allowed',
+  )
   const id = await createOrder(app)
   t.ok(
     await eventually(
-      () => connection.messages.some((m) => m.id === 'priced-small' && m.type === 'next' && (m.payload as { data?: { orderCreated?: { id?: string } } }).data?.orderCreated?.id === id),
+      () =>
+        connection.messages.some(
+          (m) =>
+            m.id === 'priced-small' &&
+            m.type === 'next' &&
+            (m.payload as { data?: { orderCreated?: { id?: string } } }).data?.orderCreated?.id === id,
+        ),
       10_000,
     ),
     'and receives the next order',

@@ -13,48 +13,61 @@ const ORDER_CREATED = 'subscription { orderCreated { id } }'
 const pubsubOf = (app: FastifyInstance) => app.graphql.pubsub as unknown as BoundedPubSub
 
 async function createOrder(app: FastifyInstance): Promise<string> {
-  const response = await app.inject({ method: 'POST', url: '/api/v1/orders', headers: bearer(2, 'orders:write'), payload: { items: [{ sku: 'KB-101', qty: 1 }] } })
+  const response = await app.inject({
+    method: 'POST',
+    url: '/api/v1/orders',
+    headers: bearer(2, 'orders:write'),
+    payload: { items: [{ sku: 'KB-101', qty: 1 }] },
+  })
   return String(response.json().id)
 }
 
 const received = (connection: RawConnection, orderId: string) =>
-  connection.messages.some((m) => m.type === 'next' && (m.payload as { data: { orderCreated: { id: string } } }).data.orderCreated.id === orderId)
+  connection.messages.some(
+    (m) => m.type === 'next' && (m.payload as { data: { orderCreated: { id: string } } }).data.orderCreated.id === orderId,
+  )
 
 /** The token's `exp`, in milliseconds. */
 const expiryOf = (token: string) => (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { exp: number }).exp * 1000
 
-t.test('at its token\'s exp a connection is closed 4403 "token expired", and an event committed afterwards does not reach it', async (t) => {
-  const app = await build(t)
-  const pubsub = pubsubOf(app)
-  const url = await listening(app)
-  const token = tokenFor(2, 'orders:read', 3)
-  const expiring = await rawConnection(t, url)
-  await expiring.init(token)
-  expiring.send({ id: '1', type: 'subscribe', payload: { query: ORDER_CREATED } })
-  // An application's client with a long-lived token, on the same instance, for comparison.
-  const lasting: string[] = []
-  client(t, url, tokenFor(2, 'orders:read')).subscribe({ query: ORDER_CREATED }, {
-    next: (value) => lasting.push((value.data as { orderCreated: { id: string } }).orderCreated.id),
-    error: () => {},
-    complete: () => {},
-  })
-  t.ok(await eventually(() => pubsub.subscriptionCount('order.created') === 2), 'both subscribed')
+t.test(
+  'at its token\'s exp a connection is closed 4403 "token expired", and an event committed afterwards does not reach it',
+  async (t) => {
+    const app = await build(t)
+    const pubsub = pubsubOf(app)
+    const url = await listening(app)
+    const token = tokenFor(2, 'orders:read', 3)
+    const expiring = await rawConnection(t, url)
+    await expiring.init(token)
+    expiring.send({ id: '1', type: 'subscribe', payload: { query: ORDER_CREATED } })
+    // An application's client with a long-lived token, on the same instance, for comparison.
+    const lasting: string[] = []
+    client(t, url, tokenFor(2, 'orders:read')).subscribe(
+      { query: ORDER_CREATED },
+      {
+        next: (value) => lasting.push((value.data as { orderCreated: { id: string } }).orderCreated.id),
+        error: () => {},
+        complete: () => {},
+      },
+    )
+    t.ok(await eventually(() => pubsub.subscriptionCount('order.created') === 2), 'both subscribed')
 
-  const before = await createOrder(app)
-  t.ok(await eventually(() => received(expiring, before)), 'before exp the subscription receives events')
+    const before = await createOrder(app)
+    t.ok(await eventually(() => received(expiring, before)), 'before exp the subscription receives events')
 
-  const closed = await expiring.closed
-  const closedAt = Date.now()
-  t.same(closed, { code: 4403, reason: 'token expired' })
-  t.ok(closedAt >= expiryOf(token) - 50, 'not before the token expired')
-  t.ok(closedAt < expiryOf(token) + 5000, `within a few seconds of exp (${closedAt - expiryOf(token)} ms after)`)
-  t.ok(await eventually(() => pubsub.subscriptionCount('order.created') === 1), 'its subscription ended on the server')
+    const closed = await expiring.closed
+    const closedAt = Date.now()
+    t.same(closed, { code: 4403, reason: 'token expired' })
+    t.ok(closedAt >= expiryOf(token) - 50, 'not before the token expired')
+    t.ok(closedAt < expiryOf(token) + 5000, `within a few seconds of exp (${closedAt - expiryOf(token)} ms after)`)
+    t.ok(await eventually(() => pubsub.subscriptionCount('order.created') === 1), 'its subscription ended on the server')
 
-  const after = await createOrder(app)
-  t.ok(await eventually(() => lasting.includes(after)), 'the event committed after exp is delivered to the other connection')
-  t.notOk(received(expiring, after), 'but not to the expired one')
-  t.same(lasting, [before, after])
-})
+    const after = await createOrder(app)
+    t.ok(await eventually(() => lasting.includes(after)), 'the event committed after exp is delivered to the other connection')
+    t.notOk(received(expiring, after), 'but not to the expired one')
+    t.same(lasting, [before, after])
+  },
+)
 
 t.test('a token valid for longer than a timer can wait (30 days) keeps its connection open', async (t) => {
   const app = await build(t)

@@ -21,7 +21,12 @@ const FAILING = 'subscription { commentAdded(articleId: "x") { id } }'
 const pubsubOf = (app: FastifyInstance) => app.graphql.pubsub as unknown as BoundedPubSub
 
 async function createOrder(app: FastifyInstance): Promise<string> {
-  const response = await app.inject({ method: 'POST', url: '/api/v1/orders', headers: bearer(2, 'orders:write'), payload: { items: [{ sku: 'KB-101', qty: 1 }] } })
+  const response = await app.inject({
+    method: 'POST',
+    url: '/api/v1/orders',
+    headers: bearer(2, 'orders:write'),
+    payload: { items: [{ sku: 'KB-101', qty: 1 }] },
+  })
   return String(response.json().id)
 }
 
@@ -39,37 +44,47 @@ async function endOf(connection: RawConnection, id: string) {
   return connection.messages.find((m) => m.id === id && (m.type === 'error' || m.type === 'complete'))
 }
 
-const subscribe = (connection: RawConnection, id: string, query = ORDER_CREATED) => connection.send({ id, type: 'subscribe', payload: { query } })
-const errorCode = (message: { payload?: unknown } | undefined) => (message?.payload as Array<{ extensions?: { code?: string; reason?: string } }> | undefined)?.[0]?.extensions
+const subscribe = (connection: RawConnection, id: string, query = ORDER_CREATED) =>
+  connection.send({ id, type: 'subscribe', payload: { query } })
+const errorCode = (message: { payload?: unknown } | undefined) =>
+  (message?.payload as Array<{ extensions?: { code?: string; reason?: string } }> | undefined)?.[0]?.extensions
 
-t.test('at the default of 100, the 101st subscribe on one socket gets an error on its id while the 100 others receive; completing one makes room', async (t) => {
-  const app = await build(t)
-  const pubsub = pubsubOf(app)
-  const connection = await rawConnection(t, await listening(app))
-  await connection.init(tokenFor(2, 'orders:read'))
-  const ids = Array.from({ length: 101 }, (_, i) => `s${String(i + 1).padStart(3, '0')}`)
-  for (const id of ids) subscribe(connection, id)
+t.test(
+  'at the default of 100, the 101st subscribe on one socket gets an error on its id while the 100 others receive; completing one makes room',
+  async (t) => {
+    const app = await build(t)
+    const pubsub = pubsubOf(app)
+    const connection = await rawConnection(t, await listening(app))
+    await connection.init(tokenFor(2, 'orders:read'))
+    const ids = Array.from({ length: 101 }, (_, i) => `s${String(i + 1).padStart(3, '0')}`)
+    for (const id of ids) subscribe(connection, id)
 
-  const refusal = await endOf(connection, 's101')
-  t.equal(refusal?.type, 'error', 'the 101st subscribe is answered with an error message on its own id')
-  t.match(refusal?.payload, [{ message: /100 subscriptions/, extensions: { code: 'BAD_REQUEST', reason: 'TOO_MANY_SUBSCRIPTIONS', limit: 100 } }])
-  t.ok(await eventually(() => pubsub.subscriptionCount('order.created') === 100), 'the server holds 100 subscriptions')
+    const refusal = await endOf(connection, 's101')
+    t.equal(refusal?.type, 'error', 'the 101st subscribe is answered with an error message on its own id')
+    t.match(refusal?.payload, [
+      { message: /100 subscriptions/, extensions: { code: 'BAD_REQUEST', reason: 'TOO_MANY_SUBSCRIPTIONS', limit: 100 } },
+    ])
+    t.ok(await eventually(() => pubsub.subscriptionCount('order.created') === 100), 'the server holds 100 subscriptions')
 
-  const first = await createOrder(app)
-  t.ok(await eventually(() => receivers(connection, first).length === 100, 10_000), 'an event reaches the 100 subscriptions')
-  t.same(receivers(connection, first), ids.slice(0, 100), 'every one of them, and not the refused one')
-  t.equal(connection.messages.filter((m) => m.type === 'error').length, 1, 'only the 101st was refused')
-  t.equal(connection.socket.readyState, connection.socket.OPEN, 'the connection stays open')
+    const first = await createOrder(app)
+    t.ok(await eventually(() => receivers(connection, first).length === 100, 10_000), 'an event reaches the 100 subscriptions')
+    t.same(receivers(connection, first), ids.slice(0, 100), 'every one of them, and not the refused one')
+    t.equal(connection.messages.filter((m) => m.type === 'error').length, 1, 'only the 101st was refused')
+    t.equal(connection.socket.readyState, connection.socket.OPEN, 'the connection stays open')
 
-  connection.send({ id: 's001', type: 'complete' })
-  t.equal((await endOf(connection, 's001'))?.type, 'complete', 'the server completes s001')
-  subscribe(connection, 's102')
-  t.ok(await eventually(() => pubsub.subscriptionCount('order.created') === 100), 'a new subscribe takes the freed slot')
-  const second = await createOrder(app)
-  t.ok(await eventually(() => receivers(connection, second).length === 100, 10_000))
-  t.same(receivers(connection, second), [...ids.slice(1, 100), 's102'], 's102 receives, the completed s001 does not')
-  t.notOk(connection.messages.some((m) => m.id === 's102' && m.type === 'error'), 's102 was not refused')
-})
+    connection.send({ id: 's001', type: 'complete' })
+    t.equal((await endOf(connection, 's001'))?.type, 'complete', 'the server completes s001')
+    subscribe(connection, 's102')
+    t.ok(await eventually(() => pubsub.subscriptionCount('order.created') === 100), 'a new subscribe takes the freed slot')
+    const second = await createOrder(app)
+    t.ok(await eventually(() => receivers(connection, second).length === 100, 10_000))
+    t.same(receivers(connection, second), [...ids.slice(1, 100), 's102'], 's102 receives, the completed s001 does not')
+    t.notOk(
+      connection.messages.some((m) => m.id === 's102' && m.type === 'error'),
+      's102 was not refused',
+    )
+  },
+)
 
 t.test('every way an operation ends frees its slot exactly once: complete (also sent twice), a resolver error, a refusal', async (t) => {
   const app = await build(t, { env: { SUBSCRIPTION_MAX_PER_CONNECTION: '2' } })
@@ -89,7 +104,11 @@ t.test('every way an operation ends frees its slot exactly once: complete (also 
   t.equal((await endOf(connection, 'a'))?.type, 'complete')
   subscribe(connection, 'd')
   subscribe(connection, 'e')
-  t.match(errorCode(await endOf(connection, 'e')), { reason: 'TOO_MANY_SUBSCRIPTIONS' }, 'e is refused: completing a twice freed one slot, the refusal of c none')
+  t.match(
+    errorCode(await endOf(connection, 'e')),
+    { reason: 'TOO_MANY_SUBSCRIPTIONS' },
+    'e is refused: completing a twice freed one slot, the refusal of c none',
+  )
   t.equal(connection.messages.filter((m) => m.id === 'd').length, 0, 'd was accepted')
 
   // One slot left after completing b: a subscribe that fails in its resolver takes it and gives it
@@ -99,7 +118,7 @@ t.test('every way an operation ends frees its slot exactly once: complete (also 
   subscribe(connection, 'f1', FAILING)
   t.match(errorCode(await endOf(connection, 'f1')), { code: 'BAD_USER_INPUT' }, 'f1 fails in its resolver')
   subscribe(connection, 'f2', FAILING)
-  t.match(errorCode(await endOf(connection, 'f2')), { code: 'BAD_USER_INPUT' }, 'f2 too: f1\'s error freed its slot')
+  t.match(errorCode(await endOf(connection, 'f2')), { code: 'BAD_USER_INPUT' }, "f2 too: f1's error freed its slot")
   subscribe(connection, 'f3', 'subscription { noSuchField }')
   t.notMatch(errorCode(await endOf(connection, 'f3')), { reason: 'TOO_MANY_SUBSCRIPTIONS' }, 'an unknown field fails for its own reason')
   subscribe(connection, 'g')
@@ -153,14 +172,17 @@ t.test('subscribes that fail leave nothing behind on the server while the connec
   const before = heapAfterGc()
   await failBatches(50)
   t.equal(errors(), 5200, 'every one failed')
-  t.ok(connection.messages.every((m) => m.type !== 'error' || errorCode(m)?.code === 'BAD_USER_INPUT'), 'each one failed in its resolver')
+  t.ok(
+    connection.messages.every((m) => m.type !== 'error' || errorCode(m)?.code === 'BAD_USER_INPUT'),
+    'each one failed in its resolver',
+  )
   // Mercurius alone keeps about 8 kB per failed subscription until the connection closes (~40 MB here).
   const growth = heapAfterGc() - before
   t.ok(growth < 12 * 1024 * 1024, `heap grew ${(growth / 1024 / 1024).toFixed(1)} MB over 5000 failed subscribes`)
   t.equal(connection.socket.readyState, connection.socket.OPEN)
 })
 
-t.test('the protocol\'s own refusals: a reused id is closed 4409, a query that is not a string 4400', async (t) => {
+t.test("the protocol's own refusals: a reused id is closed 4409, a query that is not a string 4400", async (t) => {
   const app = await build(t, { env: { EVENTS_RELAY: 'false' } })
   const pubsub = pubsubOf(app)
   const url = await listening(app)

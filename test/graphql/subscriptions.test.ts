@@ -73,33 +73,56 @@ t.test('a subscriber on instance A receives, in commit order and once each, the 
   await watcher.started
   const created: string[] = []
   for (let i = 0; i < 200; i++) {
-    const response = await b.inject({ method: 'POST', url: '/api/v1/orders', headers: bearer(2, 'orders:write'), payload: { items: [{ sku: 'CB-404', qty: 1 + (i % 5) }] } })
+    const response = await b.inject({
+      method: 'POST',
+      url: '/api/v1/orders',
+      headers: bearer(2, 'orders:write'),
+      payload: { items: [{ sku: 'CB-404', qty: 1 + (i % 5) }] },
+    })
     created.push(String(response.json().id))
   }
   const events = await watcher.done
   t.same(watcher.errors, [])
   t.equal(events.length, 200, 'none missing')
-  t.same(events.map((event) => event.orderCreated.id), created, 'in commit order, none duplicated')
+  t.same(
+    events.map((event) => event.orderCreated.id),
+    created,
+    'in commit order, none duplicated',
+  )
   t.equal(events[0]!.orderCreated.user.name, 'Grace Hopper', 'payloads resolve like queries')
 })
 
-t.test("an order event never reaches another non-admin user; admins see every order", async (t) => {
+t.test('an order event never reaches another non-admin user; admins see every order', async (t) => {
   const { a, b } = await twoInstances(t)
   const url = await listening(a)
-  const alan = collect<{ orderCreated: { id: string } }>(client(t, url, tokenFor(3, 'orders:read')), 'subscription { orderCreated { id } }', 1, 3000)
+  const alan = collect<{ orderCreated: { id: string } }>(
+    client(t, url, tokenFor(3, 'orders:read')),
+    'subscription { orderCreated { id } }',
+    1,
+    3000,
+  )
   const admin = collect<{ orderCreated: { id: string } }>(client(t, url, tokenFor(1, 'admin')), 'subscription { orderCreated { id } }', 1)
   await Promise.all([alan.started, admin.started])
-  await b.inject({ method: 'POST', url: '/api/v1/orders', headers: bearer(2, 'orders:write'), payload: { items: [{ sku: 'KB-101', qty: 1 }] } })
-  t.equal((await admin.done).length, 1, 'the admin sees Grace\'s order')
+  await b.inject({
+    method: 'POST',
+    url: '/api/v1/orders',
+    headers: bearer(2, 'orders:write'),
+    payload: { items: [{ sku: 'KB-101', qty: 1 }] },
+  })
+  t.equal((await admin.done).length, 1, "the admin sees Grace's order")
   t.equal((await alan.done).length, 0, 'Alan does not')
 })
 
-t.test('orderStatusChanged(orderId) and commentAdded(articleId) deliver only their record\'s events', async (t) => {
+t.test("orderStatusChanged(orderId) and commentAdded(articleId) deliver only their record's events", async (t) => {
   const { a, b } = await twoInstances(t)
   const url = await listening(a)
   const grace = bearer(2, 'orders:read orders:write articles:write')
-  const order = (await b.inject({ method: 'POST', url: '/api/v1/orders', headers: grace, payload: { items: [{ sku: 'KB-101', qty: 1 }] } })).json()
-  const other = (await b.inject({ method: 'POST', url: '/api/v1/orders', headers: grace, payload: { items: [{ sku: 'KB-101', qty: 1 }] } })).json()
+  const order = (
+    await b.inject({ method: 'POST', url: '/api/v1/orders', headers: grace, payload: { items: [{ sku: 'KB-101', qty: 1 }] } })
+  ).json()
+  const other = (
+    await b.inject({ method: 'POST', url: '/api/v1/orders', headers: grace, payload: { items: [{ sku: 'KB-101', qty: 1 }] } })
+  ).json()
   const status = collect<{ orderStatusChanged: { id: string; status: string } }>(
     client(t, url, tokenFor(2, 'orders:read')),
     `subscription { orderStatusChanged(orderId: ${order.id}) { id status } }`,
@@ -116,8 +139,14 @@ t.test('orderStatusChanged(orderId) and commentAdded(articleId) deliver only the
   await b.inject({ method: 'POST', url: `/api/v1/orders/${order.id}/refund`, headers: grace })
   await b.inject({ method: 'POST', url: '/api/v1/articles/1/comments', headers: grace, payload: { body: 'elsewhere' } })
   await b.inject({ method: 'POST', url: '/api/v1/articles/2/comments', headers: grace, payload: { body: 'here' } })
-  t.same((await status.done).map((e) => e.orderStatusChanged.status), ['paid', 'refunded'])
-  t.same((await comments.done).map((e) => e.commentAdded), [{ body: 'here', author: { name: 'Grace Hopper' } }])
+  t.same(
+    (await status.done).map((e) => e.orderStatusChanged.status),
+    ['paid', 'refunded'],
+  )
+  t.same(
+    (await comments.done).map((e) => e.commentAdded),
+    [{ body: 'here', author: { name: 'Grace Hopper' } }],
+  )
 })
 
 t.test('an event committed by an instance that died before relaying it is published by the next one', async (t) => {
@@ -125,11 +154,22 @@ t.test('an event committed by an instance that died before relaying it is publis
   // A listens but does not relay; B commits and "dies" without relaying.
   const a = await build(t, { database, env: { EVENTS_RELAY: 'false' } })
   const url = await listening(a)
-  const watcher = collect<{ orderCreated: { id: string } }>(client(t, url, tokenFor(2, 'orders:read')), 'subscription { orderCreated { id } }', 1)
+  const watcher = collect<{ orderCreated: { id: string } }>(
+    client(t, url, tokenFor(2, 'orders:read')),
+    'subscription { orderCreated { id } }',
+    1,
+  )
   await watcher.started
   const bDatabase = database.url ? await createDatabase({ url: database.url, poolSize: 2 }) : database
   const b = await build({ teardown: () => {} }, { database: bDatabase, env: { EVENTS_RELAY: 'false' } })
-  const order = (await b.inject({ method: 'POST', url: '/api/v1/orders', headers: bearer(2, 'orders:write'), payload: { items: [{ sku: 'KB-101', qty: 1 }] } })).json()
+  const order = (
+    await b.inject({
+      method: 'POST',
+      url: '/api/v1/orders',
+      headers: bearer(2, 'orders:write'),
+      payload: { items: [{ sku: 'KB-101', qty: 1 }] },
+    })
+  ).json()
   await b.close()
   if (bDatabase !== database) await bDatabase.close()
   const pending = await database.db.selectFrom('outbox').select('id').where('published_at', 'is', null).execute()
@@ -139,7 +179,10 @@ t.test('an event committed by an instance that died before relaying it is publis
   if (cDatabase !== database) t.teardown(() => cDatabase.close())
   await build(t, { database: cDatabase })
   const events = await watcher.done
-  t.same(events.map((e) => e.orderCreated.id), [String(order.id)])
+  t.same(
+    events.map((e) => e.orderCreated.id),
+    [String(order.id)],
+  )
 })
 
 t.test(
@@ -148,11 +191,25 @@ t.test(
   async (t) => {
     const database = await createTestDatabase(t)
     const a = await build(t, { database, env: { EVENTS_RELAY: 'false' } })
-    const watcher = collect<{ orderCreated: { id: string } }>(client(t, await listening(a), tokenFor(2, 'orders:read')), 'subscription { orderCreated { id } }', 1)
+    const watcher = collect<{ orderCreated: { id: string } }>(
+      client(t, await listening(a), tokenFor(2, 'orders:read')),
+      'subscription { orderCreated { id } }',
+      1,
+    )
     await watcher.started
     // `npm start`'s command in a process of its own, not relaying, so the kill lands in the window.
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-      env: { ...process.env, DATABASE_URL: database.url, PORT: '0', HOST: '127.0.0.1', JWT_SECRET: TEST_JWT_SECRET, SEED: 'false', EVENTS_RELAY: 'false', LOG_LEVEL: 'info', REDIS_URL: '' },
+      env: {
+        ...process.env,
+        DATABASE_URL: database.url,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        JWT_SECRET: TEST_JWT_SECRET,
+        SEED: 'false',
+        EVENTS_RELAY: 'false',
+        LOG_LEVEL: 'info',
+        REDIS_URL: '',
+      },
       stdio: ['ignore', 'pipe', 'inherit'],
     })
     t.teardown(() => child.kill('SIGKILL'))
@@ -175,7 +232,11 @@ t.test(
     const next = await createDatabase({ url: database.url!, poolSize: 2 })
     t.teardown(() => next.close())
     await build(t, { database: next })
-    t.same((await watcher.done).map((e) => e.orderCreated.id), [String(order.id)], 'the next instance to start published it')
+    t.same(
+      (await watcher.done).map((e) => e.orderCreated.id),
+      [String(order.id)],
+      'the next instance to start published it',
+    )
   },
 )
 
@@ -189,13 +250,27 @@ t.test('with Redis, events fan out through Redis pub/sub: every event once, in o
   const subscribed = Number(((await probe.pubsub('NUMSUB', REDIS_EVENTS_CHANNEL)) as [string, number])[1])
   t.ok(subscribed >= before + 2, 'both instances subscribe to the Redis events channel')
   const url = await listening(a)
-  const watcher = collect<{ orderCreated: { id: string } }>(client(t, url, tokenFor(2, 'orders:read')), 'subscription { orderCreated { id } }', 200, 60_000)
+  const watcher = collect<{ orderCreated: { id: string } }>(
+    client(t, url, tokenFor(2, 'orders:read')),
+    'subscription { orderCreated { id } }',
+    200,
+    60_000,
+  )
   await watcher.started
   const created: string[] = []
   for (let i = 0; i < 200; i++) {
-    const response = await b.inject({ method: 'POST', url: '/api/v1/orders', headers: bearer(2, 'orders:write'), payload: { items: [{ sku: 'CB-404', qty: 1 }] } })
+    const response = await b.inject({
+      method: 'POST',
+      url: '/api/v1/orders',
+      headers: bearer(2, 'orders:write'),
+      payload: { items: [{ sku: 'CB-404', qty: 1 }] },
+    })
     created.push(String(response.json().id))
   }
   const events = await watcher.done
-  t.same(events.map((event) => event.orderCreated.id), created, 'all 200, in commit order, none duplicated')
+  t.same(
+    events.map((event) => event.orderCreated.id),
+    created,
+    'all 200, in commit order, none duplicated',
+  )
 })

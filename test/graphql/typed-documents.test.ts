@@ -7,7 +7,10 @@ t.test('the documents of operations/ drive the endpoint with typed variables and
   const app = await build(t)
   const client = graphqlClient(app, bearer(2, 'orders:read orders:write'))
 
-  const created = await client.execute(CreateOrderDocument, { input: { items: [{ sku: 'HD-505', qty: 1 }] }, idempotencyKey: 'typed-doc-1' })
+  const created = await client.execute(CreateOrderDocument, {
+    input: { items: [{ sku: 'HD-505', qty: 1 }] },
+    idempotencyKey: 'typed-doc-1',
+  })
   t.notOk(created.errors)
   const order = created.data!.createOrder!
   t.equal(order.total, 14900)

@@ -12,11 +12,14 @@ const pubsubOf = (app: Awaited<ReturnType<typeof build>>) => app.graphql.pubsub 
 /** The close event a graphql-ws client reports through a subscription's error sink. */
 function closeOf(c: ReturnType<typeof client>): Promise<{ code?: number; reason?: string }> {
   return new Promise((resolve) => {
-    c.subscribe({ query: 'subscription { orderCreated { id } }' }, {
-      next: () => {},
-      error: (error) => resolve(error as { code?: number; reason?: string }),
-      complete: () => resolve({}),
-    })
+    c.subscribe(
+      { query: 'subscription { orderCreated { id } }' },
+      {
+        next: () => {},
+        error: (error) => resolve(error as { code?: number; reason?: string }),
+        complete: () => resolve({}),
+      },
+    )
   })
 }
 
@@ -42,7 +45,14 @@ t.test('a credential on the upgrade request admits a connection whose connection
   await connection.next('connection_ack')
   connection.send({ id: '1', type: 'subscribe', payload: { query: 'subscription { orderCreated { id } }' } })
   t.ok(await eventually(() => pubsubOf(app).subscriptionCount('order.created') === 1), 'subscribed')
-  const order = (await app.inject({ method: 'POST', url: '/api/v1/orders', headers: bearer(2, 'orders:write'), payload: { items: [{ sku: 'KB-101', qty: 1 }] } })).json()
+  const order = (
+    await app.inject({
+      method: 'POST',
+      url: '/api/v1/orders',
+      headers: bearer(2, 'orders:write'),
+      payload: { items: [{ sku: 'KB-101', qty: 1 }] },
+    })
+  ).json()
   const next = await connection.next('next')
   t.same(next, { type: 'next', id: '1', payload: { data: { orderCreated: { id: String(order.id) } } } })
 })
@@ -65,7 +75,7 @@ t.test('the server pings every keep-alive interval and disconnects a peer that s
   const silent = await rawConnection(t, url, { autoPong: false })
   await Promise.all([responsive, silent].map((connection) => connection.init(tokenFor(2, 'orders:read'))))
   const silentClosed = await silent.closed
-  t.equal(silentClosed.code, 1006, 'the silent peer\'s socket was terminated')
+  t.equal(silentClosed.code, 1006, "the silent peer's socket was terminated")
   await new Promise((resolve) => setTimeout(resolve, 500))
   t.ok(pings >= 4, `the answering peer was pinged (${pings} pings)`)
   t.equal(responsive.socket.readyState, responsive.socket.OPEN, 'and stays connected')
@@ -76,9 +86,15 @@ t.test('unsubscribing and disconnecting release the subscription on the server',
   const url = await listening(app)
   const pubsub = pubsubOf(app)
   const c = client(t, url, tokenFor(2, 'orders:read'))
-  const unsubscribe = c.subscribe({ query: 'subscription { orderCreated { id } }' }, { next: () => {}, error: () => {}, complete: () => {} })
+  const unsubscribe = c.subscribe(
+    { query: 'subscription { orderCreated { id } }' },
+    { next: () => {}, error: () => {}, complete: () => {} },
+  )
   c.subscribe({ query: 'subscription { commentAdded(articleId: 1) { id } }' }, { next: () => {}, error: () => {}, complete: () => {} })
-  t.ok(await eventually(() => pubsub.subscriptionCount('order.created') === 1 && pubsub.subscriptionCount('comment.added') === 1), 'both subscribed')
+  t.ok(
+    await eventually(() => pubsub.subscriptionCount('order.created') === 1 && pubsub.subscriptionCount('comment.added') === 1),
+    'both subscribed',
+  )
   unsubscribe()
   t.ok(await eventually(() => pubsub.subscriptionCount('order.created') === 0), 'complete from the client ends that subscription')
   t.equal(pubsub.subscriptionCount('comment.added'), 1, 'and only that one')

@@ -9,7 +9,12 @@ import { bearer, build } from '../helper.ts'
 const grace = bearer(2, 'orders:read orders:write articles:write')
 
 async function pendingOrder(app: Awaited<ReturnType<typeof build>>): Promise<number> {
-  const response = await app.inject({ method: 'POST', url: '/api/v1/orders', headers: grace, payload: { items: [{ sku: 'CB-404', qty: 1 }] } })
+  const response = await app.inject({
+    method: 'POST',
+    url: '/api/v1/orders',
+    headers: grace,
+    payload: { items: [{ sku: 'CB-404', qty: 1 }] },
+  })
   return (response.json() as { id: number }).id
 }
 
@@ -35,21 +40,39 @@ t.test('an action POST with Content-Type: application/json and an empty body is 
   const app = await build(t)
   const withType = await pendingOrder(app)
   const without = await pendingOrder(app)
-  const typed = await app.inject({ method: 'POST', url: `/api/v1/orders/${withType}/payment`, headers: { ...grace, 'content-type': 'application/json' }, payload: '' })
+  const typed = await app.inject({
+    method: 'POST',
+    url: `/api/v1/orders/${withType}/payment`,
+    headers: { ...grace, 'content-type': 'application/json' },
+    payload: '',
+  })
   const bare = await app.inject({ method: 'POST', url: `/api/v1/orders/${without}/payment`, headers: grace })
   t.equal(typed.statusCode, 200, typed.body)
   t.equal(bare.statusCode, 200)
   t.equal(typed.json().status, 'paid')
   t.equal(bare.json().status, 'paid')
   // A body the operation requires is still required.
-  const create = await app.inject({ method: 'POST', url: '/api/v1/orders', headers: { ...grace, 'content-type': 'application/json' }, payload: '' })
+  const create = await app.inject({
+    method: 'POST',
+    url: '/api/v1/orders',
+    headers: { ...grace, 'content-type': 'application/json' },
+    payload: '',
+  })
   t.equal(create.statusCode, 400)
 })
 
 t.test('an Idempotency-Key in the RFC 8941 string form "abc" is the same key as abc', async (t) => {
   const app = await build(t)
   const payload = { items: [{ sku: 'CB-404', qty: 2 }] }
-  const count = async () => Number((await app.db.selectFrom('orders').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n)
+  const count = async () =>
+    Number(
+      (
+        await app.db
+          .selectFrom('orders')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    )
   const before = await count()
   const quoted = await app.inject({ method: 'POST', url: '/api/v1/orders', headers: { ...grace, 'idempotency-key': '"abc-1"' }, payload })
   const bare = await app.inject({ method: 'POST', url: '/api/v1/orders', headers: { ...grace, 'idempotency-key': 'abc-1' }, payload })
@@ -71,10 +94,18 @@ t.test('If-Match compares strongly: W/"…" never matches, and nothing changes',
   const app = await build(t)
   const id = await pendingOrder(app)
   const etag = (await app.inject({ method: 'GET', url: `/api/v1/orders/${id}`, headers: grace })).headers.etag as string
-  const weak = await app.inject({ method: 'POST', url: `/api/v1/orders/${id}/cancellation`, headers: { ...grace, 'if-match': `W/${etag}` } })
+  const weak = await app.inject({
+    method: 'POST',
+    url: `/api/v1/orders/${id}/cancellation`,
+    headers: { ...grace, 'if-match': `W/${etag}` },
+  })
   t.equal(weak.statusCode, 412)
   t.equal((await app.inject({ method: 'GET', url: `/api/v1/orders/${id}`, headers: grace })).json().status, 'pending', 'nothing changed')
-  const weakDelete = await app.inject({ method: 'DELETE', url: `/api/v1/orders/${id}`, headers: { ...grace, 'if-match': `"x", W/${etag}` } })
+  const weakDelete = await app.inject({
+    method: 'DELETE',
+    url: `/api/v1/orders/${id}`,
+    headers: { ...grace, 'if-match': `"x", W/${etag}` },
+  })
   t.equal(weakDelete.statusCode, 412)
   const strong = await app.inject({ method: 'POST', url: `/api/v1/orders/${id}/cancellation`, headers: { ...grace, 'if-match': etag } })
   t.equal(strong.statusCode, 200)

@@ -5,10 +5,18 @@ const grace = bearer(2, 'orders:read orders:write articles:write')
 
 t.test('Accept: application/vnd.api+json; version=1 is served like JSON; another version is 406', async (t) => {
   const app = await build(t)
-  const v1 = await app.inject({ method: 'GET', url: '/api/v1/orders/3', headers: { ...grace, accept: 'application/vnd.api+json; version=1' } })
+  const v1 = await app.inject({
+    method: 'GET',
+    url: '/api/v1/orders/3',
+    headers: { ...grace, accept: 'application/vnd.api+json; version=1' },
+  })
   t.equal(v1.statusCode, 200)
   t.equal(v1.json().id, 3)
-  const v2 = await app.inject({ method: 'GET', url: '/api/v1/orders/3', headers: { ...grace, accept: 'application/vnd.api+json; version=2' } })
+  const v2 = await app.inject({
+    method: 'GET',
+    url: '/api/v1/orders/3',
+    headers: { ...grace, accept: 'application/vnd.api+json; version=2' },
+  })
   t.equal(v2.statusCode, 406)
   t.match(v2.headers['content-type'], /^application\/problem\+json/)
   t.equal(v2.json().code, 'VERSION_NOT_ACCEPTABLE')
@@ -55,7 +63,10 @@ t.test('articles sort in both directions on every allowed field', async (t) => {
 t.test('responses never carry a field the contract does not name', async (t) => {
   const app = await build(t)
   // A column the API does not expose, added to the table behind the contract's back.
-  await app.db.schema.alterTable('orders').addColumn('internal_note', 'text', (c) => c.defaultTo('secret')).execute()
+  await app.db.schema
+    .alterTable('orders')
+    .addColumn('internal_note', 'text', (c) => c.defaultTo('secret'))
+    .execute()
   const response = await app.inject({ method: 'GET', url: '/api/v1/orders/3', headers: grace })
   t.equal(response.statusCode, 200)
   t.notMatch(response.body, /internal_note|secret/)

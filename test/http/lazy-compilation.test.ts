@@ -21,7 +21,10 @@ t.test('every request schema of every operation compiles, and a lazy validator a
     for (const httpPart of PARTS) {
       const part = schema[httpPart]
       if (!part) continue
-      const validate = compiler({ schema: part, httpPart, method: operation.method, url: operation.url }) as (data: unknown) => { value?: unknown; error?: unknown }
+      const validate = compiler({ schema: part, httpPart, method: operation.method, url: operation.url }) as (data: unknown) => {
+        value?: unknown
+        error?: unknown
+      }
       // The first call compiles; a value of the wrong shape must come back as errors, not a throw.
       t.doesNotThrow(() => validate(httpPart === 'body' ? 42 : {}), `${operation.operationId} ${httpPart}`)
       compiled++
@@ -33,7 +36,15 @@ t.test('every request schema of every operation compiles, and a lazy validator a
 t.test('every response schema compiles with the lazy serializer and serializes as the eager one does', async (t) => {
   const lazy = lazySerializerFactory()(undefined as never, undefined as never)
   const eager = SerializerSelector()(undefined as never, undefined as never)
-  const problem = { type: '/problems/not-found', title: 'Not Found', status: 404, code: 'NOT_FOUND', detail: 'Order 9 was not found.', instance: '/api/v1/orders/9', extra: 'dropped' }
+  const problem = {
+    type: '/problems/not-found',
+    title: 'Not Found',
+    status: 404,
+    code: 'NOT_FOUND',
+    detail: 'Order 9 was not found.',
+    instance: '/api/v1/orders/9',
+    extra: 'dropped',
+  }
   let compiled = 0
   for (const operation of Object.values(operations)) {
     const responses = (operation.schema as { response?: Record<string, { content: Record<string, { schema: object }> }> }).response ?? {}
@@ -42,7 +53,11 @@ t.test('every response schema compiles with the lazy serializer and serializes a
         const route = { schema, method: operation.method, url: operation.url, httpStatus, contentType }
         const serialize = lazy(route as never) as (data: unknown) => string
         if (contentType === 'application/problem+json') {
-          t.equal(serialize(problem), (eager(route as never) as (data: unknown) => string)(problem), `${operation.operationId} ${httpStatus}`)
+          t.equal(
+            serialize(problem),
+            (eager(route as never) as (data: unknown) => string)(problem),
+            `${operation.operationId} ${httpStatus}`,
+          )
         } else {
           t.doesNotThrow(() => eager(route as never), `${operation.operationId} ${httpStatus} compiles`)
         }
@@ -56,14 +71,25 @@ t.test('every response schema compiles with the lazy serializer and serializes a
 t.test('path ids are checked as strings before any validator is compiled, exactly as before', async (t) => {
   const compiler = createValidatorCompiler()
   const getOrder = operations.getOrder.schema as { params: object }
-  const validate = compiler({ schema: getOrder.params, httpPart: 'params', method: 'GET', url: '/api/v1/orders/:id' }) as (data: unknown) => { value?: unknown; error?: Array<{ keyword: string }> }
+  const validate = compiler({ schema: getOrder.params, httpPart: 'params', method: 'GET', url: '/api/v1/orders/:id' }) as (
+    data: unknown,
+  ) => { value?: unknown; error?: Array<{ keyword: string }> }
   t.equal(validate({ id: '0x10' }).error?.[0]?.keyword, 'recordId')
   t.same(validate({ id: '16' }), { value: { id: 16 } }, 'a canonical id is coerced by AJV')
 })
 
 t.test('every command schema compiles on its first check', async (t) => {
   const commands = createCommandValidator()
-  for (const name of ['OrderCreate', 'OrderItemsReplace', 'OrderAction', 'ProductCreate', 'UserCreate', 'ArticleCreate', 'ArticleUpdate', 'CommentCreate'] as const) {
+  for (const name of [
+    'OrderCreate',
+    'OrderItemsReplace',
+    'OrderAction',
+    'ProductCreate',
+    'UserCreate',
+    'ArticleCreate',
+    'ArticleUpdate',
+    'CommentCreate',
+  ] as const) {
     t.throws(() => commands.check(name, 42), { code: 'VALIDATION_FAILED' }, name)
   }
 })

@@ -11,7 +11,19 @@ import { buildApp } from '../../src/app.ts'
 import { redactCredentials } from '../../src/http/redact-credentials.ts'
 import { bearer, build, createTestDatabase, testConfig, tokenFor } from '../helper.ts'
 
-const NAMES = ['access_token', 'ACCESS_TOKEN', 'token', 'Token', 'id_token', 'refresh_token', 'api_key', 'apikey', 'jwt', 'access-token', 'accessToken']
+const NAMES = [
+  'access_token',
+  'ACCESS_TOKEN',
+  'token',
+  'Token',
+  'id_token',
+  'refresh_token',
+  'api_key',
+  'apikey',
+  'jwt',
+  'access-token',
+  'accessToken',
+]
 
 t.test('redactCredentials replaces the values of credential-like parameters and any JWT', async (t) => {
   const jwt = tokenFor(2)
@@ -67,7 +79,9 @@ t.test('a token in the query string never reaches the logs', async (t) => {
   await app.listen({ host: '127.0.0.1', port: 0 })
   const socket = connect({ host: '127.0.0.1', port: (app.server.address() as AddressInfo).port })
   socket.on('error', () => {}).resume()
-  socket.write(`GET /api/v1/orders?access_token=${token} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\nBroken header\r\n\r\n`)
+  socket.write(
+    `GET /api/v1/orders?access_token=${token} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${token}\r\nBroken header\r\n\r\n`,
+  )
   await new Promise((resolve) => socket.once('close', resolve))
 
   const output = lines.join('')

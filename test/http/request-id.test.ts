@@ -16,23 +16,41 @@ async function setup(t: Parameters<typeof build>[0]) {
   return { app, log }
 }
 
-t.test('a sent id round-trips on REST, GraphQL and an error, and is on the request\'s log lines', async (t) => {
+t.test("a sent id round-trips on REST, GraphQL and an error, and is on the request's log lines", async (t) => {
   const { app, log } = await setup(t)
-  const rest = await app.inject({ method: 'GET', url: '/api/v1/users/2', headers: { ...bearer(2, 'orders:read'), 'x-request-id': 'rest-1' } })
+  const rest = await app.inject({
+    method: 'GET',
+    url: '/api/v1/users/2',
+    headers: { ...bearer(2, 'orders:read'), 'x-request-id': 'rest-1' },
+  })
   t.equal(rest.statusCode, 200)
   t.equal(rest.headers['x-request-id'], 'rest-1')
 
-  const graphql = await app.inject({ method: 'POST', url: '/graphql', headers: { ...bearer(2, 'orders:read'), 'x-request-id': 'gql:2.b_C' }, payload: { query: '{ me { name } }' } })
+  const graphql = await app.inject({
+    method: 'POST',
+    url: '/graphql',
+    headers: { ...bearer(2, 'orders:read'), 'x-request-id': 'gql:2.b_C' },
+    payload: { query: '{ me { name } }' },
+  })
   t.equal(graphql.statusCode, 200)
   t.equal(graphql.headers['x-request-id'], 'gql:2.b_C')
   t.equal(graphql.json().extensions.requestId, 'gql:2.b_C', 'in extensions.requestId')
 
-  const missing = await app.inject({ method: 'GET', url: '/api/v1/orders/999999', headers: { ...bearer(1, 'admin'), 'x-request-id': 'error-3' } })
+  const missing = await app.inject({
+    method: 'GET',
+    url: '/api/v1/orders/999999',
+    headers: { ...bearer(1, 'admin'), 'x-request-id': 'error-3' },
+  })
   t.equal(missing.statusCode, 404)
   t.equal(missing.headers['x-request-id'], 'error-3')
   t.equal(missing.json().requestId, 'error-3', 'in the problem body')
 
-  const badQuery = await app.inject({ method: 'POST', url: '/graphql', headers: { ...bearer(2, 'orders:read'), 'x-request-id': 'error-4' }, payload: { query: '{ nope }' } })
+  const badQuery = await app.inject({
+    method: 'POST',
+    url: '/graphql',
+    headers: { ...bearer(2, 'orders:read'), 'x-request-id': 'error-4' },
+    payload: { query: '{ nope }' },
+  })
   t.equal(badQuery.headers['x-request-id'], 'error-4')
   t.equal(badQuery.json().extensions.requestId, 'error-4', 'a GraphQL error response carries it too')
 
@@ -40,7 +58,10 @@ t.test('a sent id round-trips on REST, GraphQL and an error, and is on the reque
     const lines = log.lines.filter((line) => line.requestId === id)
     t.equal(lines.filter((line) => line.msg === 'request completed').length, 1, `one request line for ${id}`)
   }
-  t.ok(log.lines.filter((line) => line.msg === 'request completed').every((line) => typeof line.requestId === 'string'), 'every request line has a request id')
+  t.ok(
+    log.lines.filter((line) => line.msg === 'request completed').every((line) => typeof line.requestId === 'string'),
+    'every request line has a request id',
+  )
 })
 
 t.test('without a sent id, one is generated, and it is the same in the header, the body and the log', async (t) => {
@@ -62,7 +83,11 @@ t.test('without a sent id, one is generated, and it is the same in the header, t
   t.equal(responses[3]!.json().requestId, ids[3], '405 problem')
   t.equal(responses[4]!.statusCode, 401)
   t.equal(responses[4]!.json().extensions.requestId, ids[4], 'GraphQL 401')
-  for (const id of ids) t.ok(log.lines.some((line) => line.requestId === id && line.msg === 'request completed'), `logged under ${id}`)
+  for (const id of ids)
+    t.ok(
+      log.lines.some((line) => line.requestId === id && line.msg === 'request completed'),
+      `logged under ${id}`,
+    )
 })
 
 t.test('a hostile id (too long, or with characters outside [A-Za-z0-9._:-]) is replaced, never echoed', async (t) => {
@@ -73,6 +98,13 @@ t.test('a hostile id (too long, or with characters outside [A-Za-z0-9._:-]) is r
     t.match(response.headers['x-request-id'], UUID, `${JSON.stringify(id.slice(0, 20))} is replaced`)
   }
   const longest = 'a'.repeat(128)
-  t.equal((await app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': longest } })).headers['x-request-id'], longest, '128 characters are kept')
-  t.notOk(log.lines.some((line) => hostile.filter(Boolean).includes(String(line.requestId))), 'no hostile id reaches the logs')
+  t.equal(
+    (await app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': longest } })).headers['x-request-id'],
+    longest,
+    '128 characters are kept',
+  )
+  t.notOk(
+    log.lines.some((line) => hostile.filter(Boolean).includes(String(line.requestId))),
+    'no hostile id reaches the logs',
+  )
 })

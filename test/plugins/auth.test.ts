@@ -40,7 +40,12 @@ t.test('every kind of bad credential is 401 with the RFC 6750 challenge and a pr
 
 t.test('a valid token without the needed scope is 403', async (t) => {
   const app = await build(t)
-  const response = await app.inject({ method: 'POST', url: '/api/v1/orders', headers: bearer(2, 'orders:read'), payload: { items: [{ sku: 'KB-101', qty: 1 }] } })
+  const response = await app.inject({
+    method: 'POST',
+    url: '/api/v1/orders',
+    headers: bearer(2, 'orders:read'),
+    payload: { items: [{ sku: 'KB-101', qty: 1 }] },
+  })
   t.equal(response.statusCode, 403)
   t.equal(response.json().code, 'FORBIDDEN')
 })

@@ -23,11 +23,19 @@ const EXPOSED_HEADERS = [
   'Sunset',
   'Link',
 ]
-const list = (header: unknown) => String(header ?? '').split(',').map((part) => part.trim()).filter((part) => part !== '')
+const list = (header: unknown) =>
+  String(header ?? '')
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '')
 const preflight = (url: string, origin = APP_ORIGIN, method = 'POST') => ({
   method: 'OPTIONS' as const,
   url,
-  headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'authorization, content-type, idempotency-key' },
+  headers: {
+    origin,
+    'access-control-request-method': method,
+    'access-control-request-headers': 'authorization, content-type, idempotency-key',
+  },
 })
 
 t.test('CORS is off by default: no CORS headers, and OPTIONS is the 405 it always was', async (t) => {
@@ -118,7 +126,12 @@ t.test('responses to an allowed origin carry ACAO and expose the headers: REST 2
     'REST 201': created,
     'REST replay': replayed,
     'REST list': await app.inject({ method: 'GET', url: '/api/v1/orders', headers: { ...origin, ...bearer(2) } }),
-    GraphQL: await app.inject({ method: 'POST', url: '/graphql', headers: { ...origin, ...bearer(2) }, payload: { query: '{ me { id } }' } }),
+    GraphQL: await app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { ...origin, ...bearer(2) },
+      payload: { query: '{ me { id } }' },
+    }),
     'GraphQL 401': await app.inject({ method: 'POST', url: '/graphql', headers: origin, payload: { query: '{ me { id } }' } }),
     'openapi.json': await app.inject({ method: 'GET', url: '/api/v1/openapi.json', headers: origin }),
     'openapi.yaml': await app.inject({ method: 'GET', url: '/api/v1/openapi.yaml', headers: origin }),

@@ -80,7 +80,12 @@ export async function createOrders(app: FastifyInstance, headers: Record<string,
   const worker = async () => {
     while (next < count) {
       const i = next++
-      const response = await app.inject({ method: 'POST', url: '/api/v1/orders', headers, payload: { items: [{ sku: 'CB-404', qty: 1 + (i % 5) }] } })
+      const response = await app.inject({
+        method: 'POST',
+        url: '/api/v1/orders',
+        headers,
+        payload: { items: [{ sku: 'CB-404', qty: 1 + (i % 5) }] },
+      })
       statuses.push(response.statusCode)
       if (response.statusCode === 201) ids.push(String(response.json().id))
     }
@@ -120,7 +125,11 @@ export async function until(condition: () => Promise<boolean>, timeoutMs = 10_00
  * Runs `statement` as the superuser, connected to the run's own database, or to `database` (a
  * test's clone) when given.
  */
-export async function asAdmin<T extends pg.QueryResultRow = pg.QueryResultRow>(statement: string, values: unknown[] = [], database?: DatabaseHandle): Promise<T[]> {
+export async function asAdmin<T extends pg.QueryResultRow = pg.QueryResultRow>(
+  statement: string,
+  values: unknown[] = [],
+  database?: DatabaseHandle,
+): Promise<T[]> {
   const admin = new pg.Client({ connectionString: database?.url ?? postgresUrl() })
   await admin.connect()
   try {

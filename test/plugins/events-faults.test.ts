@@ -36,7 +36,8 @@ t.test('Redis stops: instances configured with it keep delivering every event, t
   const caller: Caller = { subject: '2', userId: 2, scopes: new Set(['orders:write']), admin: false, expiresAt: Date.now() + 3_600_000 }
   const create = async (count: number) => {
     const ids: string[] = []
-    for (let i = 0; i < count; i++) ids.push(String((await a.services.orders.create(caller, { items: [{ sku: 'KB-101', qty: 1 }] })).value.id))
+    for (let i = 0; i < count; i++)
+      ids.push(String((await a.services.orders.create(caller, { items: [{ sku: 'KB-101', qty: 1 }] })).value.id))
     return ids
   }
   const before = await create(3)
@@ -95,85 +96,98 @@ t.test('the listener is terminated and cannot reconnect for a while: events keep
   t.equal((await b.inject({ method: 'GET', url: '/readyz' })).statusCode, 200, '/readyz is 200')
 })
 
-t.test('every connection of the database is dropped and refused for a while: /readyz is 503, then every event arrives once', { skip }, async (t) => {
-  const { a, b, database } = await twoInstances(t)
-  const watcher = await watchOrders(t, b)
-  const before = await createOrders(a, grace, 3)
-  t.ok(await watcher.received(3))
+t.test(
+  'every connection of the database is dropped and refused for a while: /readyz is 503, then every event arrives once',
+  { skip },
+  async (t) => {
+    const { a, b, database } = await twoInstances(t)
+    const watcher = await watchOrders(t, b)
+    const before = await createOrders(a, grace, 3)
+    t.ok(await watcher.received(3))
 
-  t.teardown(() => allowConnections(database, true))
-  await allowConnections(database, false)
-  t.ok((await terminateBackends(database, 'all')) >= 2, 'every backend of the test database terminated')
-  let down: string | undefined
-  t.ok(
+    t.teardown(() => allowConnections(database, true))
+    await allowConnections(database, false)
+    t.ok((await terminateBackends(database, 'all')) >= 2, 'every backend of the test database terminated')
+    let down: string | undefined
+    t.ok(
+      await until(async () => {
+        const response = await b.inject({ method: 'GET', url: '/readyz' })
+        if (response.statusCode === 503) down = response.json().code
+        return down !== undefined
+      }),
+      '/readyz is 503',
+    )
+    t.equal(down, 'SERVICE_UNAVAILABLE', 'naming the database first')
+    t.ok(await until(async () => b.eventDelivery.unavailable() !== undefined), 'event delivery reports itself unavailable too')
+
+    await allowConnections(database, true)
+    // Requests right after the database is back may still find a dead pooled connection.
+    t.ok(await eventually(() => b.eventDelivery.unavailable() === undefined, 15_000), 'delivery recovers by itself')
+    const after = await createOrders(a, grace, 3)
+    t.same(after.statuses, [201, 201, 201])
+    t.ok(await watcher.received(6), 'events after the outage arrive')
+    await settle()
+    t.same(duplicates(watcher.ids), [], 'none twice')
+    t.same(watcher.ids, [...before.ids, ...after.ids], 'all of them, in order')
+    t.same(watcher.ids, await relayedOrderIds(database), 'which is the delivery order')
+    t.ok(await until(async () => (await b.inject({ method: 'GET', url: '/readyz' })).statusCode === 200), '/readyz is 200 again')
+  },
+)
+
+t.test(
+  'reading the outbox fails: nothing is skipped, /readyz is 503 EVENTS_UNAVAILABLE, and the events arrive once reads work again',
+  { skip },
+  async (t) => {
+    const { a, database } = await twoInstances(t)
+    // B connects as a role of its own whose read access to the outbox the test takes away.
+    const role = `${databaseName(database)}_reader`
+    await asAdmin(`create role "${role}" login`)
+    const readerUrl = new URL(database.url!)
+    readerUrl.username = role
+    const onClone = (statement: string) => asAdmin(statement, [], database)
+    await onClone(`grant select on all tables in schema public to "${role}"`)
+    const bDatabase = await createDatabase({ url: readerUrl.toString(), poolSize: 5 })
+    const b = await build({ teardown: () => {} }, { database: bDatabase, env: { EVENTS_RELAY: 'false' } })
+    t.teardown(async () => {
+      await b.close()
+      await bDatabase.close()
+      await onClone(`drop owned by "${role}"`).catch(() => {})
+      await asAdmin(`drop role if exists "${role}"`)
+    })
+    const watcher = await watchOrders(t, b)
+    const before = await createOrders(a, grace, 3)
+    t.ok(await watcher.received(3), 'delivered while B may read the outbox')
+
+    await onClone(`revoke select on outbox from "${role}"`)
+    const during = await createOrders(a, grace, 5)
+    t.same(during.statuses, [201, 201, 201, 201, 201])
+    t.ok(
+      await until(async () => {
+        const relayed = await relayedOrderIds(database)
+        return during.ids.every((id) => relayed.includes(id))
+      }),
+      'A relayed them (and notified B, whose reads fail)',
+    )
+    let unready: { statusCode: number; code?: string; retryAfter?: string | string[] | number } | undefined
     await until(async () => {
       const response = await b.inject({ method: 'GET', url: '/readyz' })
-      if (response.statusCode === 503) down = response.json().code
-      return down !== undefined
-    }),
-    '/readyz is 503',
-  )
-  t.equal(down, 'SERVICE_UNAVAILABLE', 'naming the database first')
-  t.ok(await until(async () => b.eventDelivery.unavailable() !== undefined), 'event delivery reports itself unavailable too')
+      if (response.statusCode === 503)
+        unready = { statusCode: 503, code: response.json().code, retryAfter: response.headers['retry-after'] }
+      return unready !== undefined
+    })
+    t.same(
+      unready,
+      { statusCode: 503, code: 'EVENTS_UNAVAILABLE', retryAfter: '5' },
+      '/readyz is 503 EVENTS_UNAVAILABLE with Retry-After while B cannot read events',
+    )
+    t.same(watcher.ids, before.ids, 'nothing was delivered, nothing skipped')
 
-  await allowConnections(database, true)
-  // Requests right after the database is back may still find a dead pooled connection.
-  t.ok(await eventually(() => b.eventDelivery.unavailable() === undefined, 15_000), 'delivery recovers by itself')
-  const after = await createOrders(a, grace, 3)
-  t.same(after.statuses, [201, 201, 201])
-  t.ok(await watcher.received(6), 'events after the outage arrive')
-  await settle()
-  t.same(duplicates(watcher.ids), [], 'none twice')
-  t.same(watcher.ids, [...before.ids, ...after.ids], 'all of them, in order')
-  t.same(watcher.ids, await relayedOrderIds(database), 'which is the delivery order')
-  t.ok(await until(async () => (await b.inject({ method: 'GET', url: '/readyz' })).statusCode === 200), '/readyz is 200 again')
-})
-
-t.test('reading the outbox fails: nothing is skipped, /readyz is 503 EVENTS_UNAVAILABLE, and the events arrive once reads work again', { skip }, async (t) => {
-  const { a, database } = await twoInstances(t)
-  // B connects as a role of its own whose read access to the outbox the test takes away.
-  const role = `${databaseName(database)}_reader`
-  await asAdmin(`create role "${role}" login`)
-  const readerUrl = new URL(database.url!)
-  readerUrl.username = role
-  const onClone = (statement: string) => asAdmin(statement, [], database)
-  await onClone(`grant select on all tables in schema public to "${role}"`)
-  const bDatabase = await createDatabase({ url: readerUrl.toString(), poolSize: 5 })
-  const b = await build({ teardown: () => {} }, { database: bDatabase, env: { EVENTS_RELAY: 'false' } })
-  t.teardown(async () => {
-    await b.close()
-    await bDatabase.close()
-    await onClone(`drop owned by "${role}"`).catch(() => {})
-    await asAdmin(`drop role if exists "${role}"`)
-  })
-  const watcher = await watchOrders(t, b)
-  const before = await createOrders(a, grace, 3)
-  t.ok(await watcher.received(3), 'delivered while B may read the outbox')
-
-  await onClone(`revoke select on outbox from "${role}"`)
-  const during = await createOrders(a, grace, 5)
-  t.same(during.statuses, [201, 201, 201, 201, 201])
-  t.ok(
-    await until(async () => {
-      const relayed = await relayedOrderIds(database)
-      return during.ids.every((id) => relayed.includes(id))
-    }),
-    'A relayed them (and notified B, whose reads fail)',
-  )
-  let unready: { statusCode: number; code?: string; retryAfter?: string | string[] | number } | undefined
-  await until(async () => {
-    const response = await b.inject({ method: 'GET', url: '/readyz' })
-    if (response.statusCode === 503) unready = { statusCode: 503, code: response.json().code, retryAfter: response.headers['retry-after'] }
-    return unready !== undefined
-  })
-  t.same(unready, { statusCode: 503, code: 'EVENTS_UNAVAILABLE', retryAfter: '5' }, '/readyz is 503 EVENTS_UNAVAILABLE with Retry-After while B cannot read events')
-  t.same(watcher.ids, before.ids, 'nothing was delivered, nothing skipped')
-
-  await onClone(`grant select on outbox to "${role}"`)
-  t.ok(await watcher.received(8, 15_000), 'the failed reads were retried and delivered the events')
-  await settle()
-  t.same(duplicates(watcher.ids), [], 'none twice')
-  t.same(watcher.ids, await relayedOrderIds(database), 'all 8, in delivery order')
-  t.same([...watcher.ids].sort(), [...before.ids, ...during.ids].sort())
-  t.equal((await b.inject({ method: 'GET', url: '/readyz' })).statusCode, 200, '/readyz is 200 again')
-})
+    await onClone(`grant select on outbox to "${role}"`)
+    t.ok(await watcher.received(8, 15_000), 'the failed reads were retried and delivered the events')
+    await settle()
+    t.same(duplicates(watcher.ids), [], 'none twice')
+    t.same(watcher.ids, await relayedOrderIds(database), 'all 8, in delivery order')
+    t.same([...watcher.ids].sort(), [...before.ids, ...during.ids].sort())
+    t.equal((await b.inject({ method: 'GET', url: '/readyz' })).statusCode, 200, '/readyz is 200 again')
+  },
+)

@@ -10,7 +10,16 @@ import { createDatabase } from '../../src/db/database.ts'
 import type { Caller } from '../../src/auth/caller.ts'
 import { bearer, reachableRedis } from '../helper.ts'
 import { eventually } from '../graphql/subscription-clients.ts'
-import { createOrders, customer, duplicates, onPostgres, relayedOrderIds, settle, twoInstances, watchOrders } from './event-delivery-fixtures.ts'
+import {
+  createOrders,
+  customer,
+  duplicates,
+  onPostgres,
+  relayedOrderIds,
+  settle,
+  twoInstances,
+  watchOrders,
+} from './event-delivery-fixtures.ts'
 
 /** The advisory lock a test holds to keep a transaction waiting at its commit. */
 const HOLD_LOCK = 74_201
@@ -48,7 +57,7 @@ async function deliveredUnderConcurrency(t: Test, env: { a?: Record<string, stri
   t.same(watcher.errors, [])
   t.same(duplicates(watcher.ids), [], 'none twice')
   t.same([...watcher.ids].sort(), [...created.ids].sort(), `all ${ORDERS}, nothing else`)
-  t.same(watcher.ids, await relayedOrderIds(database), 'in the outbox\'s delivery order')
+  t.same(watcher.ids, await relayedOrderIds(database), "in the outbox's delivery order")
 }
 
 t.test(`${ORDERS} orders created ${CONCURRENCY} at a time on A all reach a subscriber on B once, in order (NOTIFY)`, async (t) => {
@@ -100,26 +109,43 @@ t.test(
     await locked
     const t1 = a.services.orders.create(grace, { items: [{ sku: 'KB-101', qty: 1 }] }).then((written) => String(written.value.id))
     // T1 has inserted its event and waits at its commit; the outbox id it drew is the sequence's last value.
-    await waitUntil(async () => (await sql<{ waiting: number }>`
-      select count(*)::int as waiting from pg_locks where locktype = 'advisory' and not granted`.execute(database.db)).rows[0]!.waiting === 1)
-    const t1OutboxId = Number((await sql<{ last_value: string }>`select last_value from outbox_id_seq`.execute(database.db)).rows[0]!.last_value)
+    await waitUntil(
+      async () =>
+        (
+          await sql<{ waiting: number }>`
+      select count(*)::int as waiting from pg_locks where locktype = 'advisory' and not granted`.execute(database.db)
+        ).rows[0]!.waiting === 1,
+    )
+    const t1OutboxId = Number(
+      (await sql<{ last_value: string }>`select last_value from outbox_id_seq`.execute(database.db)).rows[0]!.last_value,
+    )
 
     // T2 starts later, so its event gets a larger id, and commits first; the relay runs.
-    const t2 = await a.inject({ method: 'POST', url: '/api/v1/orders', headers: bearer(2, 'orders:write'), payload: { items: [{ sku: 'KB-101', qty: 2 }] } })
+    const t2 = await a.inject({
+      method: 'POST',
+      url: '/api/v1/orders',
+      headers: bearer(2, 'orders:write'),
+      payload: { items: [{ sku: 'KB-101', qty: 2 }] },
+    })
     t.equal(t2.statusCode, 201)
     const t2OrderId = String(t2.json().id)
-    t.ok(await watcher.received(1), 'T2\'s event was delivered while T1 was still open')
-    const t2Event = await database.db.selectFrom('outbox').select(['id', 'seq']).where('topic', '=', 'order.created').orderBy('id', 'desc').executeTakeFirstOrThrow()
+    t.ok(await watcher.received(1), "T2's event was delivered while T1 was still open")
+    const t2Event = await database.db
+      .selectFrom('outbox')
+      .select(['id', 'seq'])
+      .where('topic', '=', 'order.created')
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow()
     t.ok(t2Event.id > t1OutboxId, `T2's event has the larger id (${t2Event.id} > ${t1OutboxId}): the commits are out of id order`)
     t.not(t2Event.seq, null, 'and was relayed before T1 committed')
 
     commitT1()
     await holding
     const t1OrderId = await t1
-    t.ok(await watcher.received(2), 'T1\'s event arrived after it committed')
+    t.ok(await watcher.received(2), "T1's event arrived after it committed")
     await settle()
     t.same(watcher.ids, [t2OrderId, t1OrderId], 'both, once each, in the order they became visible')
-    t.same(await relayedOrderIds(database), [t2OrderId, t1OrderId], 'which is the outbox\'s delivery order')
+    t.same(await relayedOrderIds(database), [t2OrderId, t1OrderId], "which is the outbox's delivery order")
     t.ok(await eventually(() => b.eventDelivery.unavailable() === undefined), 'B stays able to deliver')
   },
 )

@@ -29,7 +29,12 @@ async function scrape(app: App, headers: Record<string, string> = {}): Promise<M
  * that parser), so their TYPE lines are left out and each sample parses as an untyped series.
  */
 function histogramSamples(text: string): MetricFamily[] {
-  return parsePrometheusTextFormat(text.split('\n').filter((line) => !(line.startsWith('# TYPE ') && line.endsWith(' histogram'))).join('\n'))
+  return parsePrometheusTextFormat(
+    text
+      .split('\n')
+      .filter((line) => !(line.startsWith('# TYPE ') && line.endsWith(' histogram')))
+      .join('\n'),
+  )
 }
 
 function family(families: MetricFamily[], name: string): MetricFamily {
@@ -70,21 +75,33 @@ t.test('/metrics parses as Prometheus text and counts the request made just befo
   await app.inject({ method: 'GET', url: '/definitely/not/here/12345' })
   const routes = new Set(family(await scrape(app), 'http_requests_total').metrics.map((metric) => metric.labels?.route))
   t.ok(routes.has('unmatched'), 'an unknown path is one fixed label')
-  t.notOk([...routes].some((route) => route?.includes('12345') || route?.includes('?')), `no raw URL among ${[...routes].join(', ')}`)
+  t.notOk(
+    [...routes].some((route) => route?.includes('12345') || route?.includes('?')),
+    `no raw URL among ${[...routes].join(', ')}`,
+  )
 })
 
 t.test('GraphQL operations are counted by name and outcome, with their cost', async (t) => {
   const app = await build(t, { env: { EVENTS_RELAY: 'false', GRAPHQL_MAX_COST: '50' } })
   const ok = await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query: 'query Mine { me { name } }' } })
   t.equal(ok.statusCode, 200)
-  const refused = await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query: 'query Big { orders(first: 50) { id items { sku } } }' } })
+  const refused = await app.inject({
+    method: 'POST',
+    url: '/graphql',
+    headers: admin,
+    payload: { query: 'query Big { orders(first: 50) { id items { sku } } }' },
+  })
   t.equal(refused.json().errors[0].extensions.code, 'COST_LIMIT_EXCEEDED')
   const text = await scrapeText(app)
   const families = parsePrometheusTextFormat(text)
   t.equal(value(families, 'graphql_operations_total', { operation: 'Mine', outcome: 'ok' }), 1)
   t.equal(value(families, 'graphql_operations_total', { operation: 'Big', outcome: 'refused' }), 1)
   const samples = histogramSamples(text)
-  t.equal(value(samples, 'graphql_operation_cost_points_sum', { operation: 'Mine' }), ok.json().extensions.cost.requestedQueryCost, 'the points charged')
+  t.equal(
+    value(samples, 'graphql_operation_cost_points_sum', { operation: 'Mine' }),
+    ok.json().extensions.cost.requestedQueryCost,
+    'the points charged',
+  )
   t.equal(value(samples, 'graphql_operation_cost_points_count', { operation: 'Mine' }), 1)
 })
 
@@ -95,7 +112,11 @@ t.test('refusals, idempotency and the state read at scrape time', async (t) => {
   t.equal(first.statusCode, 201)
   const replay = await app.inject({ ...create, headers: { ...admin, 'idempotency-key': 'metrics-1' } })
   t.equal(replay.headers['idempotent-replayed'], 'true')
-  const reused = await app.inject({ ...create, payload: { items: [{ sku: 'KB-101', qty: 2 }] }, headers: { ...admin, 'idempotency-key': 'metrics-1' } })
+  const reused = await app.inject({
+    ...create,
+    payload: { items: [{ sku: 'KB-101', qty: 2 }] },
+    headers: { ...admin, 'idempotency-key': 'metrics-1' },
+  })
   t.equal(reused.json().code, 'IDEMPOTENCY_KEY_REUSED')
   const limited = await app.inject({ method: 'GET', url: '/api/v1/orders/3', headers: admin })
   t.equal(limited.statusCode, 429)
@@ -110,7 +131,14 @@ t.test('refusals, idempotency and the state read at scrape time', async (t) => {
   // The order just created is in the outbox, not yet relayed (this instance does not relay).
   t.ok(value(families, 'outbox_unpublished_events') >= 1, 'the outbox backlog')
   t.ok(value(families, 'outbox_oldest_unpublished_age_seconds') >= 0)
-  for (const name of ['events_delivered_total', 'events_delivery_up', 'graphql_subscription_connections', 'graphql_subscriptions', 'db_connect_timeouts_total', 'db_statement_timeouts_total']) {
+  for (const name of [
+    'events_delivered_total',
+    'events_delivery_up',
+    'graphql_subscription_connections',
+    'graphql_subscriptions',
+    'db_connect_timeouts_total',
+    'db_statement_timeouts_total',
+  ]) {
     t.ok(family(families, name), `${name} is exported`)
   }
   if (app.database.pool) {
@@ -121,7 +149,12 @@ t.test('refusals, idempotency and the state read at scrape time', async (t) => {
 
 t.test('a refusal by the GraphQL points bucket is counted apart from the request rate', async (t) => {
   const app = await build(t, { env: { EVENTS_RELAY: 'false', GRAPHQL_COST_BUCKET: '20' } })
-  const refused = await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query: 'query Costly { orders(first: 50) { id } }' } })
+  const refused = await app.inject({
+    method: 'POST',
+    url: '/graphql',
+    headers: admin,
+    payload: { query: 'query Costly { orders(first: 50) { id } }' },
+  })
   t.equal(refused.statusCode, 429)
   t.equal(refused.json().errors[0].extensions.code, 'RATE_LIMITED')
   const families = await scrape(app)
@@ -133,12 +166,21 @@ t.test('a refusal by the GraphQL points bucket is counted apart from the request
 t.test('events delivered and the outbox backlog follow the relay', async (t) => {
   const app = await build(t)
   const before = app.eventDelivery.lastDeliveredSeq()
-  const created = await app.inject({ method: 'POST', url: '/api/v1/orders', headers: admin, payload: { items: [{ sku: 'KB-101', qty: 1 }] } })
+  const created = await app.inject({
+    method: 'POST',
+    url: '/api/v1/orders',
+    headers: admin,
+    payload: { items: [{ sku: 'KB-101', qty: 1 }] },
+  })
   t.equal(created.statusCode, 201)
   // The relay and delivery run in the background (NOTIFY, else the one-second poll): wait for them.
   while (app.eventDelivery.lastDeliveredSeq() === before) await new Promise((resolve) => setTimeout(resolve, 20))
   const families = await scrape(app)
-  t.equal(value(families, 'events_delivered_total'), app.eventDelivery.lastDeliveredSeq() - before, 'the events this instance delivered since it started')
+  t.equal(
+    value(families, 'events_delivered_total'),
+    app.eventDelivery.lastDeliveredSeq() - before,
+    'the events this instance delivered since it started',
+  )
   t.equal(family(families, 'events_delivered_total').type, 'COUNTER')
   t.equal(value(families, 'events_delivery_up'), 1)
 })
@@ -149,9 +191,15 @@ t.test('METRICS_TOKEN protects /metrics', async (t) => {
   t.equal(none.statusCode, 401)
   t.equal(none.headers['content-type'], 'application/problem+json; charset=utf-8')
   t.match(none.headers['www-authenticate'], /^Bearer/)
-  t.equal((await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer wrong-token-0123456789' } })).statusCode, 401)
+  t.equal(
+    (await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer wrong-token-0123456789' } })).statusCode,
+    401,
+  )
   t.equal((await app.inject({ method: 'GET', url: '/metrics', headers: admin })).statusCode, 401, 'an API token is not the metrics token')
-  t.ok(value(await scrape(app, { authorization: `Bearer ${METRICS_TOKEN}` }), 'http_requests_total', { route: '/metrics', status: '401' }) >= 3)
+  t.ok(
+    value(await scrape(app, { authorization: `Bearer ${METRICS_TOKEN}` }), 'http_requests_total', { route: '/metrics', status: '401' }) >=
+      3,
+  )
 })
 
 t.test('two apps in one process keep their own registries', async (t) => {

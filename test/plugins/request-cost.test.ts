@@ -73,8 +73,11 @@ t.test('statements are counted per request, also when requests overlap', async (
   const single = await app.inject({ method: 'GET', url: '/api/v1/orders/3', headers: admin })
   const one = timing(single.headers['server-timing']).statements
   t.equal(one, counted)
-  const responses = await Promise.all(Array.from({ length: 8 }, () => app.inject({ method: 'GET', url: '/api/v1/orders/3', headers: admin })))
-  for (const response of responses) t.equal(timing(response.headers['server-timing']).statements, one, 'each reports its own statements only')
+  const responses = await Promise.all(
+    Array.from({ length: 8 }, () => app.inject({ method: 'GET', url: '/api/v1/orders/3', headers: admin })),
+  )
+  for (const response of responses)
+    t.equal(timing(response.headers['server-timing']).statements, one, 'each reports its own statements only')
   const unmatched = await app.inject({ method: 'GET', url: '/no/such/path' })
   t.equal(timing(unmatched.headers['server-timing']).statements, 0, 'a 404 ran none')
 })
@@ -85,32 +88,64 @@ t.test('one log line per request at info, with its cost, caller and error code, 
   const token = admin.authorization.slice('Bearer '.length)
   await app.inject({ method: 'GET', url: '/api/v1/orders/3', headers: { ...admin, 'x-request-id': 'one' } })
   await app.inject({ method: 'GET', url: '/api/v1/orders/3', headers: { 'x-request-id': 'two' } })
-  await app.inject({ method: 'POST', url: '/api/v1/orders', headers: { ...admin, 'x-request-id': 'three' }, payload: { items: [{ sku: 'NOPE-1', qty: 1 }] } })
-  await app.inject({ method: 'POST', url: '/graphql', headers: { ...admin, 'x-request-id': 'four' }, payload: { query: '{ order(id: 3) { id items { sku } } }' } })
+  await app.inject({
+    method: 'POST',
+    url: '/api/v1/orders',
+    headers: { ...admin, 'x-request-id': 'three' },
+    payload: { items: [{ sku: 'NOPE-1', qty: 1 }] },
+  })
+  await app.inject({
+    method: 'POST',
+    url: '/graphql',
+    headers: { ...admin, 'x-request-id': 'four' },
+    payload: { query: '{ order(id: 3) { id items { sku } } }' },
+  })
 
   const lines = (id: string) => log.lines.filter((line) => line.requestId === id)
   for (const id of ['one', 'two', 'three', 'four']) {
     t.equal(lines(id).filter((line) => line.msg === 'request completed').length, 1, `exactly one request line for ${id}`)
-    t.notOk(lines(id).some((line) => line.msg === 'incoming request'), 'Fastify\'s own request lines are off')
+    t.notOk(
+      lines(id).some((line) => line.msg === 'incoming request'),
+      "Fastify's own request lines are off",
+    )
   }
   const [one] = lines('one')
-  t.match(one, { level: 30, method: 'GET', route: 'getOrder', status: 200, caller: '1', statements: Number, durationMs: Number, dbMs: Number })
-  t.ok(one!.statements as number > 0)
+  t.match(one, {
+    level: 30,
+    method: 'GET',
+    route: 'getOrder',
+    status: 200,
+    caller: '1',
+    statements: Number,
+    durationMs: Number,
+    dbMs: Number,
+  })
+  t.ok((one!.statements as number) > 0)
   const [two] = lines('two')
-  t.match(two, { level: 30, route: 'getOrder', status: 401, code: 'UNAUTHENTICATED', statements: 0 }, 'a client error is info, with its code')
+  t.match(
+    two,
+    { level: 30, route: 'getOrder', status: 401, code: 'UNAUTHENTICATED', statements: 0 },
+    'a client error is info, with its code',
+  )
   t.equal(two!.caller, undefined, 'no caller without a credential')
   const three = lines('three').find((line) => line.msg === 'request completed')
   t.match(three, { level: 30, route: 'createOrder', status: 422, code: 'UNKNOWN_SKU' })
   const four = lines('four').find((line) => line.msg === 'request completed')
   t.match(four, { level: 30, route: '/graphql', status: 200, graphql: { operation: 'anonymous', outcome: 'ok', cost: Number } })
-  t.notOk(log.lines.some((line) => JSON.stringify(line).includes(token)), 'the token is never logged')
+  t.notOk(
+    log.lines.some((line) => JSON.stringify(line).includes(token)),
+    'the token is never logged',
+  )
 })
 
 t.test('a 5xx is logged at error', async (t) => {
   const log = captureLog()
   // An app on an embedded database of its own (whatever DATABASE_URL says), which is then closed
   // under it: requests answer 503.
-  const app = await buildApp({ config: testConfig({ DATABASE_URL: 'memory://', LOG_LEVEL: 'info', EVENTS_RELAY: 'false' }), loggerStream: log.stream })
+  const app = await buildApp({
+    config: testConfig({ DATABASE_URL: 'memory://', LOG_LEVEL: 'info', EVENTS_RELAY: 'false' }),
+    loggerStream: log.stream,
+  })
   t.teardown(() => app.close())
   await app.database.pglite!.close()
   const response = await app.inject({ method: 'GET', url: '/api/v1/orders/3', headers: { ...admin, 'x-request-id': 'down' } })

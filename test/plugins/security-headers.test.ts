@@ -26,7 +26,9 @@ const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text).di
 /** Every source of every directive is the service itself, 'none', data: or a hash. */
 function selfOnly(policy: Policy): string[] {
   return Object.entries(policy).flatMap(([name, sources]) =>
-    sources.filter((source) => !["'self'", "'none'", 'data:'].includes(source) && !/^'sha256-/.test(source)).map((source) => `${name} ${source}`),
+    sources
+      .filter((source) => !["'self'", "'none'", 'data:'].includes(source) && !/^'sha256-/.test(source))
+      .map((source) => `${name} ${source}`),
   )
 }
 
@@ -81,19 +83,30 @@ t.test('/docs loads only its own assets, with nothing inline that the policy blo
     t.equal(response.statusCode, 200, `${asset} is served`)
     if (asset.endsWith('.css')) {
       const urls = [...response.body.matchAll(/url\(\s*["']?([^"')]+)/g)].map((match) => match[1]!)
-      t.same(urls.filter((url) => !url.startsWith('data:')), [], `${asset} refers to nothing but data: URLs`)
+      t.same(
+        urls.filter((url) => !url.startsWith('data:')),
+        [],
+        `${asset} refers to nothing but data: URLs`,
+      )
       t.notMatch(response.body, /@import/, `${asset} imports nothing`)
     }
     if (asset.endsWith('.js')) scripts.push(response.body)
   }
   // React renders a <style> element from a string literal: each one must be allowed by its hash.
-  const inlineStyles = scripts.flatMap((script) => [...script.matchAll(/createElement\("style",null,"([^"]*)"\)/g)].map((match) => match[1]!))
+  const inlineStyles = scripts.flatMap((script) =>
+    [...script.matchAll(/createElement\("style",null,"([^"]*)"\)/g)].map((match) => match[1]!),
+  )
   t.ok(inlineStyles.length > 0, 'Swagger UI renders an inline style (its logo)')
-  for (const style of inlineStyles) t.ok(policy['style-src']?.includes(sha256(style)), `the inline style ${style.slice(0, 40)}… is allowed by its hash`)
+  for (const style of inlineStyles)
+    t.ok(policy['style-src']?.includes(sha256(style)), `the inline style ${style.slice(0, 40)}… is allowed by its hash`)
   t.same(selfOnly(policy), [], 'and nothing else beyond the service itself')
   const initializer = scripts.find((script) => script.includes('SwaggerUIBundle('))
   t.ok(initializer, 'the initializer script is served')
-  t.notMatch(initializer!.replace(/^\s*\/\/.*$/gm, ''), /https?:\/\//, 'the initializer (its comments aside) sends the page to no other origin')
+  t.notMatch(
+    initializer!.replace(/^\s*\/\/.*$/gm, ''),
+    /https?:\/\//,
+    'the initializer (its comments aside) sends the page to no other origin',
+  )
 })
 
 t.test('/graphiql loads only its own assets under a self-only policy; its one allowance is a per-response style nonce', async (t) => {
@@ -113,10 +126,18 @@ t.test('/graphiql loads only its own assets under a self-only policy; its one al
     t.equal(response.statusCode, 200, `${asset} is served`)
     t.equal(response.headers['x-content-type-options'], 'nosniff', `${asset}: nosniff`)
     t.match(response.headers['content-type'], asset.endsWith('.css') ? /^text\/css/ : /^text\/javascript/, `${asset}: its content type`)
-    t.match(response.headers['cache-control'], /max-age=31536000, immutable/, `${asset}: cached for good (its name carries a version or hash)`)
+    t.match(
+      response.headers['cache-control'],
+      /max-age=31536000, immutable/,
+      `${asset}: cached for good (its name carries a version or hash)`,
+    )
     if (asset.endsWith('.css')) {
       const urls = [...response.body.matchAll(/url\(\s*["']?([^"')]+)/g)].map((match) => match[1]!)
-      t.same(urls.filter((url) => !url.startsWith('data:')), [], `${asset} refers to nothing but data: URLs`)
+      t.same(
+        urls.filter((url) => !url.startsWith('data:')),
+        [],
+        `${asset} refers to nothing but data: URLs`,
+      )
       t.notMatch(response.body, /@import/, `${asset} imports nothing`)
     }
   }
@@ -125,10 +146,18 @@ t.test('/graphiql loads only its own assets under a self-only policy; its one al
   t.same(policy['connect-src'], undefined, "fetch and the WebSocket fall back to default-src 'self'")
   const nonces = (policy['style-src'] ?? []).filter((source) => source.startsWith("'nonce-"))
   t.equal(nonces.length, 1, 'style-src has one nonce')
-  t.same(policy['style-src']?.filter((source) => !source.startsWith("'nonce-")), ["'self'"], 'and otherwise only the service')
+  t.same(
+    policy['style-src']?.filter((source) => !source.startsWith("'nonce-")),
+    ["'self'"],
+    'and otherwise only the service',
+  )
   t.match(html, `data-style-nonce="${nonces[0]!.slice("'nonce-".length, -1)}"`, 'the page hands that nonce to GraphiQL')
   const again = parsePolicy((await app.inject({ method: 'GET', url: '/graphiql' })).headers['content-security-policy'])
-  t.not(again['style-src']?.find((source) => source.startsWith("'nonce-")), nonces[0], 'a new nonce for every response')
+  t.not(
+    again['style-src']?.find((source) => source.startsWith("'nonce-")),
+    nonces[0],
+    'a new nonce for every response',
+  )
   t.notMatch(JSON.stringify(policy), /unpkg|https?:|unsafe/, 'no other host, nothing unsafe')
 
   const unknown = await app.inject({ method: 'GET', url: '/graphiql/assets/..%2F..%2Fpackage.json' })

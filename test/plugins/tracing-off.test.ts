@@ -42,25 +42,46 @@ t.test('with tracing off, no OpenTelemetry module is loaded and no instrumentati
   t.notMatch(app.printPlugins(), /otel/i, 'no @fastify/otel plugin')
   const responses = [
     await app.inject({ method: 'GET', url: '/api/v1/orders/3', headers: bearer(1, 'admin') }),
-    await app.inject({ method: 'POST', url: '/graphql', headers: bearer(2, 'orders:read'), payload: { query: '{ user(id: 2) { orders(last: 10) { items { sku product { name } } } } }' } }),
+    await app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: bearer(2, 'orders:read'),
+      payload: { query: '{ user(id: 2) { orders(last: 10) { items { sku product { name } } } } }' },
+    }),
   ]
-  t.same(responses.map((response) => response.statusCode), [200, 200])
-  t.notOk(responses.some((response) => response.headers.traceparent), 'no trace context in responses')
+  t.same(
+    responses.map((response) => response.statusCode),
+    [200, 200],
+  )
+  t.notOk(
+    responses.some((response) => response.headers.traceparent),
+    'no trace context in responses',
+  )
   t.same(loadedByRequire(), [], 'no OpenTelemetry SDK module in the require cache')
   // The hook reports asynchronously: a module resolved after the app started is reported before
   // this one, which is resolved last.
   const sentinel = new Promise<void>((resolve) => waiters.push({ pattern: /node_modules\/prom-client\/index\.js$/, resolve }))
   await import('prom-client')
   await sentinel
-  t.same(resolved.filter((url) => OTEL.test(url)), [], 'and none was ever resolved through import')
+  t.same(
+    resolved.filter((url) => OTEL.test(url)),
+    [],
+    'and none was ever resolved through import',
+  )
 })
 
 t.test('the check above can fail: an app with tracing on loads the SDK, and that is seen', async (t) => {
   const seen = new Promise<void>((resolve) => waiters.push({ pattern: OTEL, resolve }))
-  const app = await buildApp({ config: testConfig({ EVENTS_RELAY: 'false', OTEL_TRACES_EXPORTER: 'console' }), database: await createTestDatabase(t) })
+  const app = await buildApp({
+    config: testConfig({ EVENTS_RELAY: 'false', OTEL_TRACES_EXPORTER: 'console' }),
+    database: await createTestDatabase(t),
+  })
   t.teardown(() => app.close())
   t.ok(app.tracing, 'tracing is on')
   await seen
-  t.ok(resolved.some((url) => OTEL.test(url)), 'the resolve hook saw it')
+  t.ok(
+    resolved.some((url) => OTEL.test(url)),
+    'the resolve hook saw it',
+  )
   t.ok(loadedByRequire().length > 0, 'and so does the require cache')
 })

@@ -55,15 +55,28 @@ t.test('the span tree of user { orders { items { product } } }: one span per loa
   t.equal(productBatches.length, 1, 'one Item.product batch for the items of every order')
   t.equal(parentOf(orderBatches[0]!), execute, 'batches are under graphql.execute')
   t.equal(parentOf(productBatches[0]!), execute)
-  t.equal(productBatches[0]!.attributes['graphql.loader.batch_size'], orders.flatMap((order) => order.items).length, 'the batch carries every item')
+  t.equal(
+    productBatches[0]!.attributes['graphql.loader.batch_size'],
+    orders.flatMap((order) => order.items).length,
+    'the batch carries every item',
+  )
 
   const sql = spans.filter((span) => span.attributes['db.query.text'] !== undefined)
   t.equal(sql.length, statements, 'one span per statement the database ran')
   for (const batch of [...orderBatches, ...productBatches]) {
-    t.ok(children(batch).some((span) => span.attributes['db.query.text'] !== undefined), `${batch.name} has its SQL under it`)
+    t.ok(
+      children(batch).some((span) => span.attributes['db.query.text'] !== undefined),
+      `${batch.name} has its SQL under it`,
+    )
   }
-  t.ok(children(execute!).some((span) => span.attributes['db.query.text'] !== undefined), 'the root field\'s SQL is under graphql.execute')
-  t.ok(sql.every((span) => [execute, ...orderBatches, ...productBatches].includes(parentOf(span))), 'no SQL span outside the operation')
+  t.ok(
+    children(execute!).some((span) => span.attributes['db.query.text'] !== undefined),
+    "the root field's SQL is under graphql.execute",
+  )
+  t.ok(
+    sql.every((span) => [execute, ...orderBatches, ...productBatches].includes(parentOf(span))),
+    'no SQL span outside the operation',
+  )
   t.equal(new Set(spans.map((span) => span.spanContext().traceId)).size, 1, 'one trace')
 })
 
@@ -73,7 +86,11 @@ t.test('a traceparent sent by the caller is continued', async (t) => {
   const app = await buildApp({ config: testConfig({ EVENTS_RELAY: 'false' }), database, spanExporter: exporter })
   t.teardown(() => app.close())
   const traceId = '0af7651916cd43dd8448eb211c80319c'
-  await app.inject({ method: 'GET', url: '/api/v1/orders/3', headers: { ...bearer(1, 'admin'), traceparent: `00-${traceId}-b7ad6b7169203331-01` } })
+  await app.inject({
+    method: 'GET',
+    url: '/api/v1/orders/3',
+    headers: { ...bearer(1, 'admin'), traceparent: `00-${traceId}-b7ad6b7169203331-01` },
+  })
   const [request] = exporter.getFinishedSpans().filter((span) => span.name === 'request')
   t.equal(request?.spanContext().traceId, traceId)
 })

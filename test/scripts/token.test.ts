@@ -55,6 +55,10 @@ t.test('a right call prints one token the service accepts', async (t) => {
   t.equal(result.status, 0)
   t.match(result.stdout, /^[\w-]+\.[\w-]+\.[\w-]+\n$/)
   const app = await build(t)
-  const response = await app.inject({ method: 'GET', url: '/api/v1/orders?limit=1', headers: { authorization: `Bearer ${result.stdout.trim()}` } })
+  const response = await app.inject({
+    method: 'GET',
+    url: '/api/v1/orders?limit=1',
+    headers: { authorization: `Bearer ${result.stdout.trim()}` },
+  })
   t.equal(response.statusCode, 200)
 })

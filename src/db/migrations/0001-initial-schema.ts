@@ -30,33 +30,19 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .createTable('orders')
     .addColumn('id', 'integer', (c) => c.primaryKey().generatedByDefaultAsIdentity())
     .addColumn('user_id', 'integer', (c) => c.notNull().references('users.id'))
-    .addColumn('status', 'text', (c) =>
-      c.notNull().check(sql`status in ('pending', 'paid', 'cancelled', 'refunded')`),
-    )
+    .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('pending', 'paid', 'cancelled', 'refunded')`))
     .addColumn('total', 'bigint', (c) => c.notNull().check(sql`total >= 0`))
     .addColumn('created_at', sql`timestamptz(3)`, (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', sql`timestamptz(3)`, (c) => c.notNull().defaultTo(sql`now()`))
     .execute()
   // Keyset pagination of "my orders", optionally filtered by status, newest first (the default
   // sort); the same indexes serve the ascending direction by scanning backwards.
-  await db.schema
-    .createIndex('orders_user_created_idx')
-    .on('orders')
-    .columns(['user_id', 'created_at', 'id'])
-    .execute()
-  await db.schema
-    .createIndex('orders_user_status_created_idx')
-    .on('orders')
-    .columns(['user_id', 'status', 'created_at', 'id'])
-    .execute()
+  await db.schema.createIndex('orders_user_created_idx').on('orders').columns(['user_id', 'created_at', 'id']).execute()
+  await db.schema.createIndex('orders_user_status_created_idx').on('orders').columns(['user_id', 'status', 'created_at', 'id']).execute()
   await db.schema.createIndex('orders_user_total_idx').on('orders').columns(['user_id', 'total', 'id']).execute()
   // Admins list everyone's orders.
   await db.schema.createIndex('orders_created_idx').on('orders').columns(['created_at', 'id']).execute()
-  await db.schema
-    .createIndex('orders_status_created_idx')
-    .on('orders')
-    .columns(['status', 'created_at', 'id'])
-    .execute()
+  await db.schema.createIndex('orders_status_created_idx').on('orders').columns(['status', 'created_at', 'id']).execute()
 
   await db.schema
     .createTable('order_items')
@@ -89,11 +75,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('body', 'text', (c) => c.notNull())
     .addColumn('created_at', sql`timestamptz(3)`, (c) => c.notNull().defaultTo(sql`now()`))
     .execute()
-  await db.schema
-    .createIndex('comments_article_created_idx')
-    .on('comments')
-    .columns(['article_id', 'created_at', 'id'])
-    .execute()
+  await db.schema.createIndex('comments_article_created_idx').on('comments').columns(['article_id', 'created_at', 'id']).execute()
 
   await db.schema
     .createTable('idempotency_keys')
@@ -118,12 +100,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('published_at', sql`timestamptz(3)`)
     .execute()
   // The publisher only ever looks for what it has not published yet.
-  await db.schema
-    .createIndex('outbox_unpublished_idx')
-    .on('outbox')
-    .column('id')
-    .where(sql.ref('published_at'), 'is', null)
-    .execute()
+  await db.schema.createIndex('outbox_unpublished_idx').on('outbox').column('id').where(sql.ref('published_at'), 'is', null).execute()
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

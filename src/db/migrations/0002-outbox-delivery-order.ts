@@ -21,22 +21,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('outbox_seq_idx').unique().on('outbox').column('seq').execute()
   // The relay looks for what has no seq yet.
   await db.schema.dropIndex('outbox_unpublished_idx').execute()
-  await db.schema
-    .createIndex('outbox_unrelayed_idx')
-    .on('outbox')
-    .column('id')
-    .where(sql.ref('seq'), 'is', null)
-    .execute()
+  await db.schema.createIndex('outbox_unrelayed_idx').on('outbox').column('id').where(sql.ref('seq'), 'is', null).execute()
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropIndex('outbox_unrelayed_idx').execute()
-  await db.schema
-    .createIndex('outbox_unpublished_idx')
-    .on('outbox')
-    .column('id')
-    .where(sql.ref('published_at'), 'is', null)
-    .execute()
+  await db.schema.createIndex('outbox_unpublished_idx').on('outbox').column('id').where(sql.ref('published_at'), 'is', null).execute()
   await db.schema.dropIndex('outbox_seq_idx').execute()
   await db.schema.alterTable('outbox').dropColumn('seq').execute()
   await sql`drop sequence outbox_seq`.execute(db)

@@ -22,7 +22,10 @@ export const OUTBOX_CHANNEL = 'api_outbox'
 export const EVENTS_CHANNEL = 'api_events'
 
 export async function recordEvent(trx: Executor, topic: EventTopic, payload: Record<string, unknown>): Promise<void> {
-  await trx.insertInto('outbox').values({ topic, payload: JSON.stringify(payload) }).execute()
+  await trx
+    .insertInto('outbox')
+    .values({ topic, payload: JSON.stringify(payload) })
+    .execute()
   await sql`select pg_notify(${OUTBOX_CHANNEL}, '')`.execute(trx)
 }
 

@@ -14,7 +14,11 @@ export async function findArticle(db: Executor, id: number, options: { lock?: bo
 
 export async function findArticlesByIds(db: Executor, ids: readonly number[]): Promise<ArticleRow[]> {
   if (ids.length === 0) return []
-  return db.selectFrom('articles').selectAll().where('id', '=', sql<number>`any(${sql.val([...ids])}::int[])`).execute()
+  return db
+    .selectFrom('articles')
+    .selectAll()
+    .where('id', '=', sql<number>`any(${sql.val([...ids])}::int[])`)
+    .execute()
 }
 
 /** One keyset page (limit + 1 rows). */
@@ -61,7 +65,11 @@ export async function findCommentPage(
 ): Promise<CommentRow[]> {
   let q = db.selectFrom('comments').selectAll().where('article_id', '=', query.articleId)
   if (query.after) q = q.where(sql<boolean>`(created_at, id) > (${query.after[0]}, ${query.after[1]})`)
-  return q.orderBy('created_at').orderBy('id').limit(query.limit + 1).execute()
+  return q
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(query.limit + 1)
+    .execute()
 }
 
 /** The first `first` comments of each article after an optional position, in one statement. */

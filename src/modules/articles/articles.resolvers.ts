@@ -3,7 +3,16 @@ import type { MercuriusContext } from 'mercurius'
 import mercurius from 'mercurius'
 import { subscriptionError } from '../../graphql/errors.ts'
 import { subscribeBounded } from '../../graphql/pubsub.ts'
-import { callerOf, idempotencyClaimOf, namedAsArguments, orNull, parseCount, parseId, payloadOf, subscriber } from '../../graphql/arguments.ts'
+import {
+  callerOf,
+  idempotencyClaimOf,
+  namedAsArguments,
+  orNull,
+  parseCount,
+  parseId,
+  payloadOf,
+  subscriber,
+} from '../../graphql/arguments.ts'
 import type { Article, Comment } from '../../generated/openapi/schemas.ts'
 import { toConnection, type Connection } from '../../graphql/connection.ts'
 import type { Page } from '../../pagination/page.ts'
@@ -14,32 +23,59 @@ export const articleResolvers = {
   Query: {
     article: (_: unknown, args: { id: string }, ctx: MercuriusContext) =>
       orNull(ctx.app.services.articles.get(callerOf(ctx), parseId(args.id, 'id'))),
-    articles: async (_: unknown, args: { first?: number | null; after?: string | null }, ctx: MercuriusContext): Promise<Array<WithCursor<Article>>> => {
-      const page = await ctx.app.services.articles.list(callerOf(ctx), { cursor: args.after ?? undefined, limit: parseCount(args.first, 'first') })
+    articles: async (
+      _: unknown,
+      args: { first?: number | null; after?: string | null },
+      ctx: MercuriusContext,
+    ): Promise<Array<WithCursor<Article>>> => {
+      const page = await ctx.app.services.articles.list(callerOf(ctx), {
+        cursor: args.after ?? undefined,
+        limit: parseCount(args.first, 'first'),
+      })
       return page.data.map((article, index) => ({ ...article, cursor: page.cursors![index]! }))
     },
-    articlesConnection: async (_: unknown, args: { first?: number | null; after?: string | null }, ctx: MercuriusContext): Promise<Connection<WithCursor<Article>>> => {
-      const page = await ctx.app.services.articles.list(callerOf(ctx), { cursor: args.after ?? undefined, limit: parseCount(args.first, 'first') })
+    articlesConnection: async (
+      _: unknown,
+      args: { first?: number | null; after?: string | null },
+      ctx: MercuriusContext,
+    ): Promise<Connection<WithCursor<Article>>> => {
+      const page = await ctx.app.services.articles.list(callerOf(ctx), {
+        cursor: args.after ?? undefined,
+        limit: parseCount(args.first, 'first'),
+      })
       return toConnection({ ...page, data: page.data.map((article, index) => ({ ...article, cursor: page.cursors![index]! })) }, args.after)
     },
   },
   Mutation: {
     createArticle: (_: unknown, args: { input: { title: string; body: string }; idempotencyKey?: string | null }, ctx: MercuriusContext) =>
-      namedAsArguments('input', payloadOf(ctx.app.services.articles.create(callerOf(ctx), args.input, { idempotency: idempotencyClaimOf(ctx, 'createArticle', args) }))),
+      namedAsArguments(
+        'input',
+        payloadOf(
+          ctx.app.services.articles.create(callerOf(ctx), args.input, { idempotency: idempotencyClaimOf(ctx, 'createArticle', args) }),
+        ),
+      ),
     updateArticle: (_: unknown, args: { id: string; input: { title?: string | null; body?: string | null } }, ctx: MercuriusContext) =>
-      namedAsArguments('input', ctx.app.services.articles.update(callerOf(ctx), parseId(args.id, 'id'), {
-        title: args.input.title ?? undefined,
-        body: args.input.body ?? undefined,
-      })),
+      namedAsArguments(
+        'input',
+        ctx.app.services.articles.update(callerOf(ctx), parseId(args.id, 'id'), {
+          title: args.input.title ?? undefined,
+          body: args.input.body ?? undefined,
+        }),
+      ),
     deleteArticle: async (_: unknown, args: { id: string }, ctx: MercuriusContext) => {
       const id = parseId(args.id, 'id')
       await ctx.app.services.articles.remove(callerOf(ctx), id)
       return String(id)
     },
     addComment: (_: unknown, args: { articleId: string; input: { body: string }; idempotencyKey?: string | null }, ctx: MercuriusContext) =>
-      namedAsArguments('input', payloadOf(ctx.app.services.articles.addComment(callerOf(ctx), parseId(args.articleId, 'articleId'), args.input, {
-        idempotency: idempotencyClaimOf(ctx, 'addComment', args),
-      }))),
+      namedAsArguments(
+        'input',
+        payloadOf(
+          ctx.app.services.articles.addComment(callerOf(ctx), parseId(args.articleId, 'articleId'), args.input, {
+            idempotency: idempotencyClaimOf(ctx, 'addComment', args),
+          }),
+        ),
+      ),
   },
   Subscription: {
     commentAdded: {
@@ -61,7 +97,8 @@ export const articleResolvers = {
   Article: {
     createdAt: (article: Article) => article.created_at,
     updatedAt: (article: Article) => article.updated_at,
-    cursor: (article: WithCursor<Article>, _: unknown, ctx: MercuriusContext) => article.cursor ?? ctx.app.services.articles.cursorOf(article),
+    cursor: (article: WithCursor<Article>, _: unknown, ctx: MercuriusContext) =>
+      article.cursor ?? ctx.app.services.articles.cursorOf(article),
   },
   Comment: {
     createdAt: (comment: Comment) => comment.created_at,
@@ -78,7 +115,10 @@ async function authors(ids: number[], ctx: MercuriusContext) {
 export const articleLoaders = {
   Article: {
     author: async (queries: Array<{ obj: Article }>, ctx: MercuriusContext) => {
-      const found = await authors(queries.map((q) => q.obj.author_id), ctx)
+      const found = await authors(
+        queries.map((q) => q.obj.author_id),
+        ctx,
+      )
       return queries.map(({ obj }) => found.get(obj.author_id) ?? null)
     },
     /** The first N comments of each article in one statement; a page `after` a cursor is looked up per article. */
@@ -101,7 +141,10 @@ export const articleLoaders = {
       )
     },
     /** `comments` as a connection, batched the same way: first pages of every article in one statement. */
-    commentsConnection: async (queries: Array<{ obj: Article; params: { first?: number | null; after?: string | null } }>, ctx: MercuriusContext) => {
+    commentsConnection: async (
+      queries: Array<{ obj: Article; params: { first?: number | null; after?: string | null } }>,
+      ctx: MercuriusContext,
+    ) => {
       const service = ctx.app.services.articles
       const byFirst = new Map<number, number[]>()
       for (const { obj, params } of queries) {
@@ -124,7 +167,10 @@ export const articleLoaders = {
   },
   Comment: {
     author: async (queries: Array<{ obj: Comment }>, ctx: MercuriusContext) => {
-      const found = await authors(queries.map((q) => q.obj.author_id), ctx)
+      const found = await authors(
+        queries.map((q) => q.obj.author_id),
+        ctx,
+      )
       return queries.map(({ obj }) => found.get(obj.author_id) ?? null)
     },
     article: async (queries: Array<{ obj: Comment }>, ctx: MercuriusContext) => {

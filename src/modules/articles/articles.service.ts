@@ -55,7 +55,12 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
   }
 
   const commentCursor = (comment: Comment) =>
-    cursors.encode({ list: `articles/${comment.article_id}/comments`, sort: 'created_at', filter: {}, key: [comment.created_at, comment.id] })
+    cursors.encode({
+      list: `articles/${comment.article_id}/comments`,
+      sort: 'created_at',
+      filter: {},
+      key: [comment.created_at, comment.id],
+    })
 
   return {
     async list(_caller: Caller, query: { sort?: string | undefined; cursor?: string | undefined; limit: number }): Promise<Page<Article>> {
@@ -66,8 +71,15 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
         repository.countArticles(db),
       ])
       const page = rows.slice(0, query.limit)
-      const recordCursors = page.map((row) => cursors.encode({ list: 'articles', sort: position.sort, filter: {}, key: [sortKey(row, sort.field), row.id] }))
-      return { data: page.map(toArticle), total, nextCursor: rows.length > query.limit ? (recordCursors.at(-1) ?? null) : null, cursors: recordCursors }
+      const recordCursors = page.map((row) =>
+        cursors.encode({ list: 'articles', sort: position.sort, filter: {}, key: [sortKey(row, sort.field), row.id] }),
+      )
+      return {
+        data: page.map(toArticle),
+        total,
+        nextCursor: rows.length > query.limit ? (recordCursors.at(-1) ?? null) : null,
+        cursors: recordCursors,
+      }
     },
 
     async get(_caller: Caller, id: number): Promise<Article> {
@@ -94,7 +106,12 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
     },
 
     /** PUT (both fields) and PATCH (either): by the author or an admin. */
-    async update(caller: Caller, id: number, changes: { title?: string | undefined; body?: string | undefined }, precondition?: (current: Article) => void): Promise<Article> {
+    async update(
+      caller: Caller,
+      id: number,
+      changes: { title?: string | undefined; body?: string | undefined },
+      precondition?: (current: Article) => void,
+    ): Promise<Article> {
       commands.check('ArticleUpdate', changes)
       const { value } = await runWrite(db, undefined, async ({ trx, afterCommit }) => {
         const row = await loadWritable(trx, caller, id)
@@ -126,7 +143,12 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
       const rows = await repository.findCommentPage(db, { articleId, after, limit: query.limit })
       const data = rows.slice(0, query.limit).map(toComment)
       const recordCursors = data.map(commentCursor)
-      return { data, total: data.length, nextCursor: rows.length > query.limit ? (recordCursors.at(-1) ?? null) : null, cursors: recordCursors }
+      return {
+        data,
+        total: data.length,
+        nextCursor: rows.length > query.limit ? (recordCursors.at(-1) ?? null) : null,
+        cursors: recordCursors,
+      }
     },
 
     commentCursor,
@@ -170,7 +192,15 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
         [...lists].map(([id, comments]) => {
           const data = comments.slice(0, first)
           const recordCursors = data.map(commentCursor)
-          return [id, { data, total: data.length, nextCursor: comments.length > first ? (recordCursors.at(-1) ?? null) : null, cursors: recordCursors }]
+          return [
+            id,
+            {
+              data,
+              total: data.length,
+              nextCursor: comments.length > first ? (recordCursors.at(-1) ?? null) : null,
+              cursors: recordCursors,
+            },
+          ]
         }),
       )
     },

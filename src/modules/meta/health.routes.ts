@@ -25,13 +25,21 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
       await Promise.race([sql`select 1`.execute(app.db), timeout]).finally(() => clearTimeout(timer))
     } catch (error) {
       request.log.warn({ err: error }, 'readiness check failed')
-      return sendProblem(reply, new ApiError(503, 'SERVICE_UNAVAILABLE', 'The database is unreachable.', { headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) } }))
+      return sendProblem(
+        reply,
+        new ApiError(503, 'SERVICE_UNAVAILABLE', 'The database is unreachable.', {
+          headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
+        }),
+      )
     }
     // Subscribers on an instance that cannot deliver would silently miss events (decisions §12).
     const eventsProblem = app.eventDelivery.unavailable()
     if (eventsProblem) {
       request.log.warn({ reason: eventsProblem }, 'readiness check failed: events')
-      return sendProblem(reply, new ApiError(503, 'EVENTS_UNAVAILABLE', 'This instance cannot deliver events to subscribers.', { headers: { 'retry-after': '5' } }))
+      return sendProblem(
+        reply,
+        new ApiError(503, 'EVENTS_UNAVAILABLE', 'This instance cannot deliver events to subscribers.', { headers: { 'retry-after': '5' } }),
+      )
     }
     const redis = app.redis ? { redis: await redisStatus(app.redis) } : {}
     return { status: 'ready', database: app.database.kind, ...redis }

@@ -7,8 +7,15 @@ import type { OperationHandlers } from '../../http/register-operations.ts'
 
 export function metaHandlers(served: ServedContract): OperationHandlers {
   return {
-    getOpenApiJson: async (_request, reply) => reply.type('application/json; charset=utf-8').serializer((x: unknown) => x as string).send(served.json),
+    getOpenApiJson: async (_request, reply) =>
+      reply
+        .type('application/json; charset=utf-8')
+        .serializer((x: unknown) => x as string)
+        .send(served.json),
     getOpenApiYaml: async (_request, reply) =>
-      reply.type('application/yaml; charset=utf-8').serializer((x: unknown) => x as string).send(served.yaml),
+      reply
+        .type('application/yaml; charset=utf-8')
+        .serializer((x: unknown) => x as string)
+        .send(served.yaml),
   }
 }

@@ -71,7 +71,11 @@ export async function findRecentOrdersOfUsers(db: Executor, userIds: readonly nu
 
 export async function findOrdersByIds(db: Executor, ids: readonly number[]): Promise<OrderRow[]> {
   if (ids.length === 0) return []
-  return db.selectFrom('orders').selectAll().where('id', '=', sql<number>`any(${sql.val([...ids])}::int[])`).execute()
+  return db
+    .selectFrom('orders')
+    .selectAll()
+    .where('id', '=', sql<number>`any(${sql.val([...ids])}::int[])`)
+    .execute()
 }
 
 export async function findProductPrices(db: Executor, skus: readonly string[]): Promise<Map<string, number>> {
@@ -102,11 +106,7 @@ export async function replaceOrderItems(db: Executor, orderId: number, items: re
     .execute()
 }
 
-export async function updateOrder(
-  db: Executor,
-  id: number,
-  changes: { status?: OrderStatus; total?: number },
-): Promise<OrderRow> {
+export async function updateOrder(db: Executor, id: number, changes: { status?: OrderStatus; total?: number }): Promise<OrderRow> {
   return db
     .updateTable('orders')
     .set({ ...changes, updated_at: sql<Date>`greatest(now(), updated_at + interval '1 millisecond')` as never })

@@ -45,9 +45,11 @@ type ActionArgs = { id: string; reason?: string | null; idempotencyKey?: string 
 
 /** payOrder, cancelOrder and refundOrder: one state transition each. */
 const transition = (ctx: MercuriusContext, field: string, action: OrderAction, args: ActionArgs) =>
-  payloadOf(ctx.app.services.orders.transition(callerOf(ctx), parseId(args.id, 'id'), action, args.reason ?? undefined, {
-    idempotency: idempotencyClaimOf(ctx, field, args),
-  }))
+  payloadOf(
+    ctx.app.services.orders.transition(callerOf(ctx), parseId(args.id, 'id'), action, args.reason ?? undefined, {
+      idempotency: idempotencyClaimOf(ctx, field, args),
+    }),
+  )
 
 export const orderResolvers = {
   Query: {
@@ -86,13 +88,15 @@ export const orderResolvers = {
 
   Mutation: {
     createOrder: (_: unknown, args: { input: ItemInput; idempotencyKey?: string | null }, ctx: MercuriusContext) =>
-      namedAsArguments('input', payloadOf(ctx.app.services.orders.create(callerOf(ctx), args.input, { idempotency: idempotencyClaimOf(ctx, 'createOrder', args) }))),
+      namedAsArguments(
+        'input',
+        payloadOf(ctx.app.services.orders.create(callerOf(ctx), args.input, { idempotency: idempotencyClaimOf(ctx, 'createOrder', args) })),
+      ),
 
     updateOrder: (_: unknown, args: { id: string; input: ItemInput }, ctx: MercuriusContext) =>
       namedAsArguments('input', ctx.app.services.orders.replaceItems(callerOf(ctx), parseId(args.id, 'id'), args.input.items)),
 
-    payOrder: (_: unknown, args: ActionArgs, ctx: MercuriusContext) =>
-      namedAsArguments('', transition(ctx, 'payOrder', 'payment', args)),
+    payOrder: (_: unknown, args: ActionArgs, ctx: MercuriusContext) => namedAsArguments('', transition(ctx, 'payOrder', 'payment', args)),
 
     cancelOrder: (_: unknown, args: ActionArgs, ctx: MercuriusContext) =>
       namedAsArguments('', transition(ctx, 'cancelOrder', 'cancellation', args)),

@@ -21,12 +21,17 @@ type ItemsBody = { items?: Array<{ sku: string; qty: number }> }
 export function orderHandlers(orders: OrdersService, config: AppConfig): OperationHandlers {
   const location = (request: Parameters<typeof baseUrl>[0], id: number) => `${baseUrl(request, config.publicUrl)}/api/v1/orders/${id}`
 
-  const action = (kind: OrderAction): OperationHandlers['payOrder'] =>
+  const action =
+    (kind: OrderAction): OperationHandlers['payOrder'] =>
     async (request, reply) => {
       const { id } = request.params as IdParams
       const reason = (request.body as { reason?: string } | undefined)?.reason
-      return answerWrite<Order>(request, reply, (idempotency) =>
-        orders.transition(caller(request), id, kind, reason, { idempotency, precondition: ifMatch(request) }), { status: 200 })
+      return answerWrite<Order>(
+        request,
+        reply,
+        (idempotency) => orders.transition(caller(request), id, kind, reason, { idempotency, precondition: ifMatch(request) }),
+        { status: 200 },
+      )
     }
 
   return {

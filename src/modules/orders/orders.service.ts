@@ -71,7 +71,10 @@ function sortKey(row: OrderRow, field: repository.OrderSortField): string | numb
 export function createOrdersService({ db, cursors, commands }: Pick<ServiceDependencies, 'db' | 'cursors' | 'commands'>) {
   /** Rows to API orders, with every order's items fetched in one statement. */
   async function withItems(executor: Executor, rows: readonly OrderRow[]): Promise<Order[]> {
-    const items = await repository.findItemsOfOrders(executor, rows.map((row) => row.id))
+    const items = await repository.findItemsOfOrders(
+      executor,
+      rows.map((row) => row.id),
+    )
     const byOrder = new Map<number, OrderItemRow[]>()
     for (const item of items) {
       const list = byOrder.get(item.order_id)
@@ -90,7 +93,10 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
   }
 
   async function priced(executor: Executor, items: readonly RequestedItem[]) {
-    const prices = await repository.findProductPrices(executor, items.map((item) => item.sku))
+    const prices = await repository.findProductPrices(
+      executor,
+      items.map((item) => item.sku),
+    )
     const result = priceItems(items, prices)
     if (result.ok) return result
     if (result.reason === 'unknown_sku') {
@@ -98,7 +104,9 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
         'UNKNOWN_SKU',
         `No product has the sku ${result.skus.map((sku) => `"${sku}"`).join(', ')}.`,
         items.flatMap((item, index) =>
-          result.skus.includes(item.sku) ? [{ in: 'body' as const, name: `/items/${index}/sku`, message: `no product has sku "${item.sku}"` }] : [],
+          result.skus.includes(item.sku)
+            ? [{ in: 'body' as const, name: `/items/${index}/sku`, message: `no product has sku "${item.sku}"` }]
+            : [],
         ),
       )
     }
@@ -172,7 +180,12 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
     },
 
     /** PUT and PATCH: an order's items can change while it is pending, and only then. */
-    async replaceItems(caller: Caller, id: number, items: readonly RequestedItem[] | undefined, precondition?: Precondition): Promise<Order> {
+    async replaceItems(
+      caller: Caller,
+      id: number,
+      items: readonly RequestedItem[] | undefined,
+      precondition?: Precondition,
+    ): Promise<Order> {
       commands.check('OrderItemsReplace', { items })
       requireScope(caller, 'orders:write')
       const { value } = await runWrite(db, undefined, async ({ trx }) => {
@@ -191,7 +204,13 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
       return value
     },
 
-    async transition(caller: Caller, id: number, action: OrderAction, reason: string | undefined, options: OrderWriteOptions = {}): Promise<Written<Order>> {
+    async transition(
+      caller: Caller,
+      id: number,
+      action: OrderAction,
+      reason: string | undefined,
+      options: OrderWriteOptions = {},
+    ): Promise<Written<Order>> {
       commands.check('OrderAction', { reason })
       requireScope(caller, 'orders:write')
       const { from, to, verb } = TRANSITIONS[action]
@@ -223,7 +242,10 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
         const [current] = await withItems(trx, [row])
         precondition?.(current!)
         if (!DELETABLE.has(row.status)) {
-          throw conflict('ORDER_NOT_DELETABLE', `Order ${id} is ${row.status}: paid and refunded orders are financial records and cannot be deleted.`)
+          throw conflict(
+            'ORDER_NOT_DELETABLE',
+            `Order ${id} is ${row.status}: paid and refunded orders are financial records and cannot be deleted.`,
+          )
         }
         await repository.deleteOrder(trx, id)
       })

@@ -20,7 +20,11 @@ export async function countProducts(db: Executor): Promise<number> {
 
 export async function findProductsBySkus(db: Executor, skus: readonly string[]): Promise<ProductRow[]> {
   if (skus.length === 0) return []
-  return db.selectFrom('products').selectAll().where('sku', '=', sql<string>`any(${sql.val([...skus])}::text[])`).execute()
+  return db
+    .selectFrom('products')
+    .selectAll()
+    .where('sku', '=', sql<string>`any(${sql.val([...skus])}::text[])`)
+    .execute()
 }
 
 /** Inserts unless the sku is taken; undefined means it was. */

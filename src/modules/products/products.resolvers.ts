@@ -9,15 +9,30 @@ export const productResolvers = {
     product: async (_: unknown, args: { sku: string }, ctx: MercuriusContext) =>
       (await ctx.app.services.products.productsBySkus([args.sku])).get(args.sku) ?? null,
     products: async (_: unknown, args: { first?: number | null; after?: string | null }, ctx: MercuriusContext) => {
-      const page = await ctx.app.services.products.list(callerOf(ctx), { cursor: args.after ?? undefined, limit: parseCount(args.first, 'first') })
+      const page = await ctx.app.services.products.list(callerOf(ctx), {
+        cursor: args.after ?? undefined,
+        limit: parseCount(args.first, 'first'),
+      })
       return page.data
     },
-    productsConnection: async (_: unknown, args: { first?: number | null; after?: string | null }, ctx: MercuriusContext): Promise<Connection<Product>> =>
-      toConnection(await ctx.app.services.products.list(callerOf(ctx), { cursor: args.after ?? undefined, limit: parseCount(args.first, 'first') }), args.after),
+    productsConnection: async (
+      _: unknown,
+      args: { first?: number | null; after?: string | null },
+      ctx: MercuriusContext,
+    ): Promise<Connection<Product>> =>
+      toConnection(
+        await ctx.app.services.products.list(callerOf(ctx), { cursor: args.after ?? undefined, limit: parseCount(args.first, 'first') }),
+        args.after,
+      ),
   },
   Mutation: {
     createProduct: (_: unknown, args: { input: Product; idempotencyKey?: string | null }, ctx: MercuriusContext) =>
-      namedAsArguments('input', payloadOf(ctx.app.services.products.create(callerOf(ctx), args.input, { idempotency: idempotencyClaimOf(ctx, 'createProduct', args) }))),
+      namedAsArguments(
+        'input',
+        payloadOf(
+          ctx.app.services.products.create(callerOf(ctx), args.input, { idempotency: idempotencyClaimOf(ctx, 'createProduct', args) }),
+        ),
+      ),
   },
   Product: {
     /** The sku: unique in the catalog and never changed, so a normalized cache can key by it. */

@@ -18,7 +18,10 @@ export function createProductsService({ db, cursors, commands, invalidate }: Ser
   return {
     async list(_caller: Caller, query: { cursor?: string | undefined; limit: number }): Promise<Page<Product>> {
       const afterSku = query.cursor === undefined ? undefined : String(cursors.decode(query.cursor, 'products').key[0])
-      const [rows, total] = await Promise.all([repository.findProductPage(db, { afterSku, limit: query.limit }), repository.countProducts(db)])
+      const [rows, total] = await Promise.all([
+        repository.findProductPage(db, { afterSku, limit: query.limit }),
+        repository.countProducts(db),
+      ])
       const page = rows.slice(0, query.limit)
       const last = page.at(-1)
       const data = page.map(toProduct)

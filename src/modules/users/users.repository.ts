@@ -14,12 +14,20 @@ export async function findUser(db: Executor, id: number): Promise<UserRow | unde
 
 export async function findUsersByIds(db: Executor, ids: readonly number[]): Promise<UserRow[]> {
   if (ids.length === 0) return []
-  return db.selectFrom('users').selectAll().where('id', '=', sql<number>`any(${sql.val([...ids])}::int[])`).execute()
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('id', '=', sql<number>`any(${sql.val([...ids])}::int[])`)
+    .execute()
 }
 
 export async function findCompaniesByIds(db: Executor, ids: readonly number[]): Promise<CompanyRow[]> {
   if (ids.length === 0) return []
-  return db.selectFrom('companies').selectAll().where('id', '=', sql<number>`any(${sql.val([...ids])}::int[])`).execute()
+  return db
+    .selectFrom('companies')
+    .selectAll()
+    .where('id', '=', sql<number>`any(${sql.val([...ids])}::int[])`)
+    .execute()
 }
 
 export async function findUserPage(db: Executor, query: { afterId: number | undefined; limit: number }): Promise<UserRow[]> {
@@ -42,9 +50,5 @@ export async function companyExists(db: Executor, id: number): Promise<boolean> 
 }
 
 export async function insertUser(db: Executor, user: { name: string; companyId: number | null }): Promise<UserRow> {
-  return db
-    .insertInto('users')
-    .values({ name: user.name, company_id: user.companyId })
-    .returningAll()
-    .executeTakeFirstOrThrow()
+  return db.insertInto('users').values({ name: user.name, company_id: user.companyId }).returningAll().executeTakeFirstOrThrow()
 }

@@ -16,7 +16,10 @@ export function userHandlers(users: UsersService, config: AppConfig): OperationH
     createUser: async (request, reply) => {
       const body = request.body as { name: string; company_id?: number | null }
       const location = (user: User) => `${baseUrl(request, config.publicUrl)}/api/v1/users/${user.id}`
-      return answerWrite<User>(request, reply, (idempotency) => users.create(caller(request), body, { idempotency }), { status: 201, location })
+      return answerWrite<User>(request, reply, (idempotency) => users.create(caller(request), body, { idempotency }), {
+        status: 201,
+        location,
+      })
     },
 
     getUser: async (request, reply) => {

@@ -25,25 +25,54 @@ t.test('articles: create (201, Location), read by any valid token, list in envel
   t.type(list.json().page.next, 'string')
   const titles = await app.inject({ method: 'GET', url: '/api/v1/articles?sort=id&fields=id', headers: reader })
   const ids = titles.json().data.map((a: { id: number }) => a.id)
-  t.same(ids, [...ids].sort((a, b) => a - b))
+  t.same(
+    ids,
+    [...ids].sort((a, b) => a - b),
+  )
   t.same(Object.keys(titles.json().data[0]), ['id'])
 })
 
 t.test('articles: bounds are 400, writing needs articles:write, only the author or an admin edits', async (t) => {
   const app = await build(t)
-  const tooLong = await app.inject({ method: 'POST', url: '/api/v1/articles', headers: grace, payload: { title: 'x'.repeat(201), body: '' } })
+  const tooLong = await app.inject({
+    method: 'POST',
+    url: '/api/v1/articles',
+    headers: grace,
+    payload: { title: 'x'.repeat(201), body: '' },
+  })
   t.equal(tooLong.statusCode, 400)
-  t.same(tooLong.json().errors.map((e: { name: string }) => e.name).sort(), ['/body', '/title'])
-  t.equal((await app.inject({ method: 'POST', url: '/api/v1/articles', headers: reader, payload: { title: 'a', body: 'b' } })).statusCode, 403)
+  t.same(
+    tooLong
+      .json()
+      .errors.map((e: { name: string }) => e.name)
+      .sort(),
+    ['/body', '/title'],
+  )
+  t.equal(
+    (await app.inject({ method: 'POST', url: '/api/v1/articles', headers: reader, payload: { title: 'a', body: 'b' } })).statusCode,
+    403,
+  )
 
-  const article = (await app.inject({ method: 'POST', url: '/api/v1/articles', headers: grace, payload: { title: 'Mine', body: 'Text' } })).json()
+  const article = (
+    await app.inject({ method: 'POST', url: '/api/v1/articles', headers: grace, payload: { title: 'Mine', body: 'Text' } })
+  ).json()
   const url = `/api/v1/articles/${article.id}`
   t.equal((await app.inject({ method: 'PATCH', url, headers: alan, payload: { title: 'Stolen' } })).statusCode, 403)
-  const patched = await app.inject({ method: 'PATCH', url, headers: { ...grace, 'content-type': 'application/merge-patch+json' }, payload: JSON.stringify({ title: 'Renamed' }) })
+  const patched = await app.inject({
+    method: 'PATCH',
+    url,
+    headers: { ...grace, 'content-type': 'application/merge-patch+json' },
+    payload: JSON.stringify({ title: 'Renamed' }),
+  })
   t.equal(patched.statusCode, 200)
   t.equal(patched.json().title, 'Renamed')
   t.equal(patched.json().body, 'Text', 'a merge patch keeps what it does not name')
-  const replaced = await app.inject({ method: 'PUT', url, headers: { ...grace, 'if-match': patched.headers.etag as string }, payload: { ...(patched.json() as object), title: "Replaced", body: "New" } })
+  const replaced = await app.inject({
+    method: 'PUT',
+    url,
+    headers: { ...grace, 'if-match': patched.headers.etag as string },
+    payload: { ...(patched.json() as object), title: 'Replaced', body: 'New' },
+  })
   t.equal(replaced.statusCode, 200)
   t.equal((await app.inject({ method: 'PUT', url, headers: grace, payload: { title: 'No body' } })).statusCode, 400)
   t.equal((await app.inject({ method: 'DELETE', url, headers: { ...grace, 'if-match': patched.headers.etag as string } })).statusCode, 412)
@@ -66,9 +95,14 @@ t.test('comments: add, list oldest first in envelope B, 404 for a missing articl
   t.equal(after.data.at(-1).id, added.json().id, 'oldest first')
   const paged = (await app.inject({ method: 'GET', url: `${url}?limit=1`, headers: reader })).json()
   t.equal(paged.data.length, 1)
-  const second = (await app.inject({ method: 'GET', url: `${url}?limit=1&cursor=${encodeURIComponent(paged.next_cursor)}`, headers: reader })).json()
+  const second = (
+    await app.inject({ method: 'GET', url: `${url}?limit=1&cursor=${encodeURIComponent(paged.next_cursor)}`, headers: reader })
+  ).json()
   t.not(second.data[0].id, paged.data[0].id)
   t.equal((await app.inject({ method: 'GET', url: '/api/v1/articles/999/comments', headers: reader })).statusCode, 404)
-  t.equal((await app.inject({ method: 'POST', url: '/api/v1/articles/999/comments', headers: alan, payload: { body: 'x' } })).statusCode, 404)
+  t.equal(
+    (await app.inject({ method: 'POST', url: '/api/v1/articles/999/comments', headers: alan, payload: { body: 'x' } })).statusCode,
+    404,
+  )
   t.equal((await app.inject({ method: 'POST', url, headers: alan, payload: { body: '' } })).statusCode, 400)
 })

@@ -12,7 +12,8 @@ async function countOrders(app: Awaited<ReturnType<typeof build>>): Promise<numb
 t.test('a repeated POST with the same Idempotency-Key returns the stored response, marked replayed', async (t) => {
   const app = await build(t)
   const before = await countOrders(app)
-  const send = () => app.inject({ method: 'POST', url: '/api/v1/orders', headers: { ...grace, 'idempotency-key': 'order-2026-0001' }, payload: body })
+  const send = () =>
+    app.inject({ method: 'POST', url: '/api/v1/orders', headers: { ...grace, 'idempotency-key': 'order-2026-0001' }, payload: body })
   const first = await send()
   const second = await send()
   t.equal(first.statusCode, 201)
@@ -51,7 +52,12 @@ t.test('keys are scoped to the caller', async (t) => {
 t.test('a malformed key is 400', async (t) => {
   const app = await build(t)
   for (const key of ['', 'x'.repeat(256), 'tab\tkey', 'ключ']) {
-    const response = await app.inject({ method: 'POST', url: '/api/v1/orders', headers: { ...grace, 'idempotency-key': key }, payload: body })
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/v1/orders',
+      headers: { ...grace, 'idempotency-key': key },
+      payload: body,
+    })
     t.equal(response.statusCode, 400, JSON.stringify(key))
   }
 })
@@ -82,7 +88,10 @@ t.test('20 concurrent POSTs with one key create exactly one order', async (t) =>
     ),
   )
   const statuses = responses.map((response) => response.statusCode)
-  t.ok(statuses.every((status) => status === 201 || status === 409), `only 201s and 409s: ${statuses.join(',')}`)
+  t.ok(
+    statuses.every((status) => status === 201 || status === 409),
+    `only 201s and 409s: ${statuses.join(',')}`,
+  )
   const created = responses.filter((response) => response.statusCode === 201)
   t.ok(created.length >= 1)
   t.equal(new Set(created.map((response) => response.json().id)).size, 1, 'every 201 names the same order')
@@ -96,7 +105,8 @@ t.test('20 concurrent POSTs with one key create exactly one order', async (t) =>
 t.test('action POSTs are idempotent too', async (t) => {
   const app = await build(t)
   const order = (await app.inject({ method: 'POST', url: '/api/v1/orders', headers: grace, payload: body })).json()
-  const pay = () => app.inject({ method: 'POST', url: `/api/v1/orders/${order.id}/payment`, headers: { ...grace, 'idempotency-key': 'pay-1' } })
+  const pay = () =>
+    app.inject({ method: 'POST', url: `/api/v1/orders/${order.id}/payment`, headers: { ...grace, 'idempotency-key': 'pay-1' } })
   const first = await pay()
   const second = await pay()
   t.equal(first.statusCode, 200)

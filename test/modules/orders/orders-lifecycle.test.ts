@@ -10,7 +10,10 @@ async function createOrder(app: Awaited<ReturnType<typeof build>>, items: unknow
 
 t.test('POST /orders creates a pending order priced from the catalog, with Location and ETag', async (t) => {
   const app = await build(t)
-  const response = await createOrder(app, [{ sku: 'KB-101', qty: 2 }, { sku: 'CB-404', qty: 1 }])
+  const response = await createOrder(app, [
+    { sku: 'KB-101', qty: 2 },
+    { sku: 'CB-404', qty: 1 },
+  ])
   t.equal(response.statusCode, 201)
   const order = response.json()
   t.equal(order.status, 'pending')
@@ -33,7 +36,10 @@ t.test('POST /orders creates a pending order priced from the catalog, with Locat
 t.test('an unknown sku is 422 naming the item, and nothing is created', async (t) => {
   const app = await build(t)
   const before = await app.db.selectFrom('orders').select(app.db.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
-  const response = await createOrder(app, [{ sku: 'KB-101', qty: 1 }, { sku: 'NOPE-1', qty: 1 }])
+  const response = await createOrder(app, [
+    { sku: 'KB-101', qty: 1 },
+    { sku: 'NOPE-1', qty: 1 },
+  ])
   t.equal(response.statusCode, 422)
   t.match(response.headers['content-type'], /^application\/problem\+json/)
   t.match(response.json(), { status: 422, code: 'UNKNOWN_SKU', errors: [{ in: 'body', name: '/items/1/sku' }] })
@@ -47,7 +53,13 @@ t.test('bodies are validated strictly: no coercion, no unknown fields, every err
     method: 'POST',
     url: '/api/v1/orders',
     headers: grace,
-    payload: { items: [{ sku: 'KB-101', qty: '2' }, { sku: 'MS-202', qty: 0 }], coupon: 'FREE' },
+    payload: {
+      items: [
+        { sku: 'KB-101', qty: '2' },
+        { sku: 'MS-202', qty: 0 },
+      ],
+      coupon: 'FREE',
+    },
   })
   t.equal(response.statusCode, 400)
   const problem = response.json()
@@ -58,11 +70,21 @@ t.test('bodies are validated strictly: no coercion, no unknown fields, every err
   t.ok(names.includes('/coupon'), 'an unknown field is refused')
   t.ok(problem.errors.every((error: { in: string }) => error.in === 'body'))
 
-  const malformed = await app.inject({ method: 'POST', url: '/api/v1/orders', headers: { ...grace, 'content-type': 'application/json' }, payload: '{"items": [' })
+  const malformed = await app.inject({
+    method: 'POST',
+    url: '/api/v1/orders',
+    headers: { ...grace, 'content-type': 'application/json' },
+    payload: '{"items": [',
+  })
   t.equal(malformed.statusCode, 400)
   t.equal(malformed.json().code, 'MALFORMED_BODY')
 
-  const wrongType = await app.inject({ method: 'POST', url: '/api/v1/orders', headers: { ...grace, 'content-type': 'text/plain' }, payload: 'hello' })
+  const wrongType = await app.inject({
+    method: 'POST',
+    url: '/api/v1/orders',
+    headers: { ...grace, 'content-type': 'text/plain' },
+    payload: 'hello',
+  })
   t.equal(wrongType.statusCode, 415)
 })
 

@@ -4,13 +4,16 @@ import { bearer, build } from '../../helper.ts'
 const grace = bearer(2, 'orders:read orders:write')
 const admin = bearer(1, 'admin')
 
-t.test('GET /orders: envelope A with the caller\'s orders, newest first, and list caching headers', async (t) => {
+t.test("GET /orders: envelope A with the caller's orders, newest first, and list caching headers", async (t) => {
   const app = await build(t)
   const response = await app.inject({ method: 'GET', url: '/api/v1/orders', headers: grace })
   t.equal(response.statusCode, 200)
   const body = response.json()
   t.same(Object.keys(body).sort(), ['data', 'page'])
-  t.ok(body.data.every((order: { user_id: number }) => order.user_id === 2), 'only the caller\'s orders')
+  t.ok(
+    body.data.every((order: { user_id: number }) => order.user_id === 2),
+    "only the caller's orders",
+  )
   t.equal(body.page.total, body.data.length)
   t.equal(body.page.next, null)
   const created = body.data.map((order: { created_at: string }) => order.created_at)
@@ -19,7 +22,11 @@ t.test('GET /orders: envelope A with the caller\'s orders, newest first, and lis
   t.equal(response.headers.vary, 'Authorization')
   t.match(response.headers.etag, /^"/)
 
-  const revalidated = await app.inject({ method: 'GET', url: '/api/v1/orders', headers: { ...grace, 'if-none-match': response.headers.etag as string } })
+  const revalidated = await app.inject({
+    method: 'GET',
+    url: '/api/v1/orders',
+    headers: { ...grace, 'if-none-match': response.headers.etag as string },
+  })
   t.equal(revalidated.statusCode, 304)
   t.equal(revalidated.body, '')
 })
@@ -28,7 +35,12 @@ t.test('keyset pages see every surviving record exactly once while others are in
   const app = await build(t)
   const ids: number[] = []
   for (let i = 0; i < 7; i++) {
-    const created = await app.inject({ method: 'POST', url: '/api/v1/orders', headers: grace, payload: { items: [{ sku: 'CB-404', qty: i + 1 }] } })
+    const created = await app.inject({
+      method: 'POST',
+      url: '/api/v1/orders',
+      headers: grace,
+      payload: { items: [{ sku: 'CB-404', qty: i + 1 }] },
+    })
     ids.push(created.json().id)
   }
   const seen: number[] = []
@@ -82,11 +94,22 @@ t.test('bad list parameters are 400 problems naming the parameter', async (t) =>
   }
   const first = await app.inject({ method: 'GET', url: '/api/v1/orders?limit=1&sort=total', headers: grace })
   const cursor = new URL(first.json().page.next).searchParams.get('cursor')!
-  const conflicting = await app.inject({ method: 'GET', url: `/api/v1/orders?cursor=${encodeURIComponent(cursor)}&sort=-total`, headers: grace })
+  const conflicting = await app.inject({
+    method: 'GET',
+    url: `/api/v1/orders?cursor=${encodeURIComponent(cursor)}&sort=-total`,
+    headers: grace,
+  })
   t.equal(conflicting.statusCode, 400, 'a sort that conflicts with the cursor')
   const tampered = cursor.slice(0, -2) + (cursor.endsWith('A') ? 'BB' : 'AA')
-  t.equal((await app.inject({ method: 'GET', url: `/api/v1/orders?cursor=${encodeURIComponent(tampered)}`, headers: grace })).statusCode, 400)
-  const foreign = await app.inject({ method: 'GET', url: `/api/v1/orders?cursor=${encodeURIComponent(cursor)}`, headers: bearer(3, 'orders:read') })
+  t.equal(
+    (await app.inject({ method: 'GET', url: `/api/v1/orders?cursor=${encodeURIComponent(tampered)}`, headers: grace })).statusCode,
+    400,
+  )
+  const foreign = await app.inject({
+    method: 'GET',
+    url: `/api/v1/orders?cursor=${encodeURIComponent(cursor)}`,
+    headers: bearer(3, 'orders:read'),
+  })
   t.equal(foreign.statusCode, 400, "another caller's cursor is foreign")
 })
 
@@ -100,7 +123,7 @@ t.test('fields= returns exactly the named fields, on lists and single records', 
   t.same(Object.keys(one.json()), ['status'])
 })
 
-t.test('admins list everyone\'s orders and may filter by user; others may not', async (t) => {
+t.test("admins list everyone's orders and may filter by user; others may not", async (t) => {
   const app = await build(t)
   const all = await app.inject({ method: 'GET', url: '/api/v1/orders?limit=100', headers: admin })
   t.ok(new Set(all.json().data.map((order: { user_id: number }) => order.user_id)).size > 1)
@@ -116,7 +139,11 @@ t.test('nested lists use envelope B: items of an order, orders of a user', async
   t.same(Object.keys(mine.json()).sort(), ['data', 'next_cursor'])
   t.equal(mine.json().data.length, 2)
   t.type(mine.json().next_cursor, 'string')
-  const rest = await app.inject({ method: 'GET', url: `/api/v1/users/2/orders?limit=2&cursor=${encodeURIComponent(mine.json().next_cursor)}`, headers: grace })
+  const rest = await app.inject({
+    method: 'GET',
+    url: `/api/v1/users/2/orders?limit=2&cursor=${encodeURIComponent(mine.json().next_cursor)}`,
+    headers: grace,
+  })
   t.equal(rest.json().next_cursor, null)
   t.equal((await app.inject({ method: 'GET', url: '/api/v1/users/3/orders', headers: grace })).statusCode, 403)
   t.equal((await app.inject({ method: 'GET', url: '/api/v1/users/999/orders', headers: admin })).statusCode, 404)
