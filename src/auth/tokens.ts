@@ -4,6 +4,7 @@
  * forever.
  */
 import { createSigner, createVerifier, TokenError } from 'fast-jwt'
+import { parseRecordId } from '../record-id.ts'
 import type { Caller } from './caller.ts'
 
 export interface TokenClaims {
@@ -48,13 +49,15 @@ export function createTokenVerifier(secret: string): (token: string) => TokenVer
     }
     // fast-jwt has required exp and checked that it is a number; this tells the type checker.
     if (typeof claims.exp !== 'number') return { ok: false, reason: 'The token lacks a required claim (sub, exp).' }
-    if (typeof claims.sub !== 'string' || !/^[1-9]\d{0,9}$/.test(claims.sub) || Number(claims.sub) > 2_147_483_647) {
+    // The subject is a user id, written as every record id on the wire is.
+    const userId = typeof claims.sub === 'string' ? parseRecordId(claims.sub) : undefined
+    if (userId === undefined) {
       return { ok: false, reason: 'The token subject must be a user id.' }
     }
     const scopes = new Set(typeof claims.scope === 'string' ? claims.scope.split(' ').filter(Boolean) : [])
     return {
       ok: true,
-      caller: { subject: claims.sub, userId: Number(claims.sub), scopes, admin: scopes.has('admin'), expiresAt: claims.exp * 1000 },
+      caller: { subject: claims.sub, userId, scopes, admin: scopes.has('admin'), expiresAt: claims.exp * 1000 },
     }
   }
 }

@@ -3,6 +3,8 @@
  * services map rows to API types and never return a row type.
  */
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely'
+// The contract's order status is the column's type: one list of states, written in openapi.yaml.
+import type { OrderStatus } from '../generated/openapi/schemas.ts'
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>
 type UpdatedAt = ColumnType<Date, Date | string | undefined, Date | string>
@@ -25,8 +27,6 @@ export interface ProductTable {
   price: number
   created_at: CreatedAt
 }
-
-export type OrderStatus = 'pending' | 'paid' | 'cancelled' | 'refunded'
 
 export interface OrderTable {
   id: Generated<number>

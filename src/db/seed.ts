@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely'
 import { priceItems } from '../modules/orders/order-pricing.ts'
-import type { Database, OrderStatus } from './schema.ts'
+import type { OrderStatus } from '../generated/openapi/schemas.ts'
+import type { Database } from './schema.ts'
 
 /**
  * The demo data set a first start loads (decisions §1). The README's example requests use it:

@@ -2,6 +2,7 @@
 import type { MercuriusContext } from 'mercurius'
 import type { Caller } from '../auth/caller.ts'
 import { ApiError, badRequest, unauthenticated } from '../errors.ts'
+import { parsePageSize } from '../pagination/page-size.ts'
 import { validateIdempotencyKey, type IdempotencyClaim } from '../idempotency.ts'
 import type { Written } from '../db/transaction.ts'
 import { parseRecordId, RECORD_ID_RULE } from '../record-id.ts'
@@ -25,16 +26,8 @@ export function parseId(value: string | number, argument: string): number {
   return id
 }
 
-/** `first`/`last`: 1-100, like REST's `limit`. */
-export function parseCount(value: number | null | undefined, argument: string, fallback = 20): number {
-  const count = value ?? fallback
-  if (!Number.isInteger(count) || count < 1 || count > 100) {
-    throw badRequest('INVALID_PAGE_SIZE', `${argument} must be between 1 and 100.`, [
-      { in: 'body', name: argument, message: 'must be between 1 and 100' },
-    ])
-  }
-  return count
-}
+/** `first`/`last`: the page size rule REST's `limit` follows too. */
+export const parseCount = parsePageSize
 
 /** null instead of NOT_FOUND, for nullable single-record fields such as Query.order. */
 export async function orNull<T>(lookup: Promise<T>): Promise<T | null> {

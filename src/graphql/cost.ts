@@ -2,7 +2,7 @@
  * The cost model of decisions §9, computed before execution on the operation that will execute
  * (executing-operation.ts): a scalar or enum field costs 0; an object field costs 1 plus its
  * selection; a list field multiplies that by its `first`/`last` argument, or by the default page
- * size (20) where it has none. Arguments are read as graphql-js will pass them to the resolver:
+ * size (DEFAULT_PAGE_SIZE, 20) where it has none. Arguments are read as graphql-js will pass them to the resolver:
  * from literals or coerced variables, declared variable defaults included. A selection that
  * `@skip`/`@include` leave out costs nothing. Introspection (`__schema`, `__type`, `__typename`)
  * is free, so tools that introspect are never refused.
@@ -28,9 +28,11 @@ import {
   type GraphQLSchema,
   type SelectionSetNode,
 } from 'graphql'
+import { DEFAULT_PAGE_SIZE } from '../pagination/page-size.ts'
 import { isIncluded, type ExecutingOperation } from './executing-operation.ts'
 
-export const DEFAULT_LIST_SIZE = 20
+/** A list without `first`/`last` returns a page of the default size, so it costs that many. */
+export const DEFAULT_LIST_SIZE = DEFAULT_PAGE_SIZE
 
 function listSize(field: GraphQLField<unknown, unknown>, node: FieldNode, variables: ExecutingOperation['variables']): number {
   let args: Record<string, unknown>

@@ -1,6 +1,7 @@
 /** All SQL for orders and their items. Plain functions taking the database or a transaction first. */
 import { sql } from 'kysely'
-import type { OrderItemRow, OrderRow, OrderStatus } from '../../db/schema.ts'
+import type { OrderItemRow, OrderRow } from '../../db/schema.ts'
+import type { OrderStatus } from '../../generated/openapi/schemas.ts'
 import { afterPosition, orderColumns } from '../../db/keyset.ts'
 import type { Executor } from '../../db/transaction.ts'
 import type { PricedItem } from './order-pricing.ts'

@@ -5,7 +5,7 @@
  */
 import type { MercuriusContext } from 'mercurius'
 import { callerOf, idempotencyClaimOf, namedAsArguments, orNull, parseCount, parseId, payloadOf } from '../../graphql/arguments.ts'
-import type { OrderStatus } from '../../db/schema.ts'
+import type { OrderStatus } from '../../generated/graphql/types.ts'
 import type { OrderAction } from './orders.service.ts'
 import type { Order, OrderItem, User } from '../../generated/openapi/schemas.ts'
 import mercurius from 'mercurius'

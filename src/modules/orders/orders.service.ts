@@ -5,11 +5,11 @@
  */
 import type { Caller } from '../../auth/caller.ts'
 import { requireOwnerOrAdmin, requireScope } from '../../auth/policy.ts'
-import type { OrderItemRow, OrderRow, OrderStatus } from '../../db/schema.ts'
+import type { OrderItemRow, OrderRow } from '../../db/schema.ts'
 import { recordEvent } from '../../db/repositories/outbox.ts'
 import { runWrite, type Executor, type WriteOptions, type Written } from '../../db/transaction.ts'
 import { conflict, forbidden, notFound, unprocessable } from '../../errors.ts'
-import type { Order, OrderItem } from '../../generated/openapi/schemas.ts'
+import type { Order, OrderItem, OrderStatus } from '../../generated/openapi/schemas.ts'
 import { parseSort, resumePosition } from '../../pagination/cursor.ts'
 import type { Page } from '../../pagination/page.ts'
 import type { ServiceDependencies } from '../service-dependencies.ts'
