@@ -2,6 +2,7 @@
 import { sql } from 'kysely'
 import type { ArticleRow, CommentRow } from '../../db/schema.ts'
 import { afterPosition, orderColumns } from '../../db/keyset.ts'
+import { findRowsPerParent } from '../../db/rows-per-parent.ts'
 import type { Executor } from '../../db/transaction.ts'
 
 export type ArticleSortField = 'created_at' | 'title' | 'id'
@@ -72,15 +73,15 @@ export async function findCommentPage(
     .execute()
 }
 
-/** The first `first` comments of each article after an optional position, in one statement. */
+/** The first `first` comments of each article, oldest first, in one statement. */
 export async function findFirstCommentsOfArticles(db: Executor, articleIds: readonly number[], first: number): Promise<CommentRow[]> {
-  if (articleIds.length === 0) return []
-  const result = await sql<CommentRow>`
-    select c.* from unnest(${sql.val([...articleIds])}::int[]) as a(id)
-    cross join lateral (
-      select * from comments where comments.article_id = a.id order by created_at, id limit ${first}
-    ) c`.execute(db)
-  return result.rows
+  return findRowsPerParent<'comments', CommentRow>(db, {
+    table: 'comments',
+    parentColumn: 'article_id',
+    parentIds: articleIds,
+    newestFirst: false,
+    limit: first,
+  })
 }
 
 export async function insertComment(db: Executor, comment: { articleId: number; authorId: number; body: string }): Promise<CommentRow> {

@@ -15,7 +15,7 @@ import {
 } from '../../graphql/arguments.ts'
 import type { Article, Comment } from '../../generated/openapi/schemas.ts'
 import { toConnection, type Connection } from '../../graphql/connection.ts'
-import type { Page } from '../../pagination/page.ts'
+import { lookupPerSize } from '../../pagination/per-parent.ts'
 
 type WithCursor<T> = T & { cursor?: string }
 
@@ -106,11 +106,8 @@ export const articleResolvers = {
   },
 }
 
-async function authors(ids: number[], ctx: MercuriusContext) {
-  const users = await ctx.app.services.users.usersByIds([...new Set(ids)])
-  // The public profile only: a User is private to that user and admins.
-  return new Map([...users].map(([id, user]) => [id, { id: user.id, name: user.name }]))
-}
+/** The public profile only (the users service decides what that is): a User is private to that user and admins. */
+const authors = (ids: number[], ctx: MercuriusContext) => ctx.app.services.users.authorsByIds(callerOf(ctx), [...new Set(ids)])
 
 export const articleLoaders = {
   Article: {
@@ -125,17 +122,14 @@ export const articleLoaders = {
     comments: async (queries: Array<{ obj: Article; params: { first?: number | null; after?: string | null } }>, ctx: MercuriusContext) => {
       const service = ctx.app.services.articles
       const fresh = queries.filter((q) => !q.params.after)
-      const byFirst = new Map<number, number[]>()
-      for (const { obj, params } of fresh) {
-        const first = parseCount(params.first, 'first')
-        byFirst.set(first, [...(byFirst.get(first) ?? []), obj.id])
-      }
-      const results = new Map<number, Map<number, Comment[]>>()
-      for (const [first, ids] of byFirst) results.set(first, await service.firstCommentsOfArticles([...new Set(ids)], first))
+      const firstComments = await lookupPerSize(
+        fresh.map(({ obj, params }) => ({ parentId: obj.id, size: parseCount(params.first, 'first') })),
+        (ids, first) => service.firstCommentsOfArticles(ids, first),
+      )
       return Promise.all(
         queries.map(async ({ obj, params }) => {
           const first = parseCount(params.first, 'first')
-          if (!params.after) return results.get(first)!.get(obj.id) ?? []
+          if (!params.after) return firstComments(obj.id, first) ?? []
           return (await service.listComments(callerOf(ctx), obj.id, { cursor: params.after, limit: first })).data
         }),
       )
@@ -146,20 +140,17 @@ export const articleLoaders = {
       ctx: MercuriusContext,
     ) => {
       const service = ctx.app.services.articles
-      const byFirst = new Map<number, number[]>()
-      for (const { obj, params } of queries) {
-        if (params.after) continue
-        const first = parseCount(params.first, 'first')
-        byFirst.set(first, [...(byFirst.get(first) ?? []), obj.id])
-      }
-      const results = new Map<number, Map<number, Page<Comment>>>()
-      for (const [first, ids] of byFirst) results.set(first, await service.firstCommentPagesOfArticles([...new Set(ids)], first))
+      const fresh = queries.filter((q) => !q.params.after)
+      const firstPages = await lookupPerSize(
+        fresh.map(({ obj, params }) => ({ parentId: obj.id, size: parseCount(params.first, 'first') })),
+        (ids, first) => service.firstCommentPagesOfArticles(ids, first),
+      )
       return Promise.all(
         queries.map(async ({ obj, params }) => {
           const first = parseCount(params.first, 'first')
           const page = params.after
             ? await service.listComments(callerOf(ctx), obj.id, { cursor: params.after, limit: first })
-            : results.get(first)!.get(obj.id)!
+            : firstPages(obj.id, first)!
           return toConnection(page, params.after)
         }),
       )
@@ -174,7 +165,7 @@ export const articleLoaders = {
       return queries.map(({ obj }) => found.get(obj.author_id) ?? null)
     },
     article: async (queries: Array<{ obj: Comment }>, ctx: MercuriusContext) => {
-      const articles = await ctx.app.services.articles.articlesByIds([...new Set(queries.map((q) => q.obj.article_id))])
+      const articles = await ctx.app.services.articles.articlesByIds(callerOf(ctx), [...new Set(queries.map((q) => q.obj.article_id))])
       return queries.map(({ obj }) => articles.get(obj.article_id) ?? null)
     },
   },

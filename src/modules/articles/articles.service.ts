@@ -10,8 +10,9 @@ import type { ArticleRow, CommentRow } from '../../db/schema.ts'
 import { runWrite, type Executor, type WriteOptions, type Written } from '../../db/transaction.ts'
 import { notFound, unprocessable } from '../../errors.ts'
 import type { Article, Comment } from '../../generated/openapi/schemas.ts'
-import { parseSort, resumePosition } from '../../pagination/cursor.ts'
+import { cutPage, sortKeyOf, startOfPage } from '../../pagination/keyset-page.ts'
 import type { Page } from '../../pagination/page.ts'
+import { groupOldestFirst } from '../../pagination/per-parent.ts'
 import type { ServiceDependencies } from '../service-dependencies.ts'
 import { userExists } from '../users/users.repository.ts'
 import { cacheReferences } from '../../graphql/cache.ts'
@@ -33,10 +34,6 @@ export function toArticle(row: ArticleRow): Article {
 
 export function toComment(row: CommentRow): Comment {
   return { id: row.id, article_id: row.article_id, author_id: row.author_id, body: row.body, created_at: row.created_at.toISOString() }
-}
-
-function sortKey(row: ArticleRow, field: repository.ArticleSortField): string | number {
-  return field === 'created_at' ? row.created_at.toISOString() : row[field]
 }
 
 export function createArticlesService({ db, cursors, commands, invalidate }: ServiceDependencies) {
@@ -64,22 +61,21 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
 
   return {
     async list(_caller: Caller, query: { sort?: string | undefined; cursor?: string | undefined; limit: number }): Promise<Page<Article>> {
-      const position = resumePosition(cursors, 'articles', query.cursor, { sort: query.sort, filter: {} }, { sort: DEFAULT_ARTICLE_SORT })
-      const sort = parseSort(position.sort, ARTICLE_SORT_FIELDS)
+      const position = startOfPage(
+        cursors,
+        'articles',
+        query.cursor,
+        { sort: query.sort, filter: {} },
+        { sort: DEFAULT_ARTICLE_SORT, fields: ARTICLE_SORT_FIELDS },
+      )
       const [rows, total] = await Promise.all([
-        repository.findArticlePage(db, { sort, after: position.after, limit: query.limit }),
+        repository.findArticlePage(db, { sort: position.sortBy, after: position.after, limit: query.limit }),
         repository.countArticles(db),
       ])
-      const page = rows.slice(0, query.limit)
-      const recordCursors = page.map((row) =>
-        cursors.encode({ list: 'articles', sort: position.sort, filter: {}, key: [sortKey(row, sort.field), row.id] }),
+      const page = cutPage(rows, query.limit, (row) =>
+        cursors.encode({ list: 'articles', sort: position.sort, filter: {}, key: [sortKeyOf(row, position.sortBy.field), row.id] }),
       )
-      return {
-        data: page.map(toArticle),
-        total,
-        nextCursor: rows.length > query.limit ? (recordCursors.at(-1) ?? null) : null,
-        cursors: recordCursors,
-      }
+      return { data: page.rows.map(toArticle), total, nextCursor: page.nextCursor, cursors: page.cursors }
     },
 
     async get(_caller: Caller, id: number): Promise<Article> {
@@ -141,14 +137,8 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
       const list = `articles/${articleId}/comments`
       const after = query.cursor === undefined ? undefined : (cursors.decode(query.cursor, list).key as [string, number])
       const rows = await repository.findCommentPage(db, { articleId, after, limit: query.limit })
-      const data = rows.slice(0, query.limit).map(toComment)
-      const recordCursors = data.map(commentCursor)
-      return {
-        data,
-        total: data.length,
-        nextCursor: rows.length > query.limit ? (recordCursors.at(-1) ?? null) : null,
-        cursors: recordCursors,
-      }
+      const page = cutPage(rows.map(toComment), query.limit, commentCursor)
+      return { data: page.rows, total: page.rows.length, nextCursor: page.nextCursor, cursors: page.cursors }
     },
 
     commentCursor,
@@ -171,18 +161,15 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
       })
     },
 
-    /** Batch lookups for GraphQL loaders. */
-    async articlesByIds(ids: readonly number[]): Promise<Map<number, Article>> {
+    /** Batch lookups for GraphQL loaders: any valid token reads articles, as with `get`. */
+    async articlesByIds(_caller: Caller, ids: readonly number[]): Promise<Map<number, Article>> {
       const rows = await repository.findArticlesByIds(db, ids)
       return new Map(rows.map((row) => [row.id, toArticle(row)]))
     },
 
     async firstCommentsOfArticles(ids: readonly number[], first: number): Promise<Map<number, Comment[]>> {
       const rows = await repository.findFirstCommentsOfArticles(db, ids, first)
-      const byArticle = new Map<number, Comment[]>(ids.map((id) => [id, []]))
-      for (const row of rows) byArticle.get(row.article_id)!.push(toComment(row))
-      for (const list of byArticle.values()) list.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id - b.id)
-      return byArticle
+      return groupOldestFirst(ids, rows.map(toComment), (comment) => comment.article_id)
     },
 
     /** The first page of comments of each article, with cursors and whether more follow, in one statement. */
@@ -190,17 +177,8 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
       const lists = await this.firstCommentsOfArticles(ids, first + 1)
       return new Map(
         [...lists].map(([id, comments]) => {
-          const data = comments.slice(0, first)
-          const recordCursors = data.map(commentCursor)
-          return [
-            id,
-            {
-              data,
-              total: data.length,
-              nextCursor: comments.length > first ? (recordCursors.at(-1) ?? null) : null,
-              cursors: recordCursors,
-            },
-          ]
+          const page = cutPage(comments, first, commentCursor)
+          return [id, { data: page.rows, total: page.rows.length, nextCursor: page.nextCursor, cursors: page.cursors }]
         }),
       )
     },

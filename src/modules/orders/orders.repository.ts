@@ -3,6 +3,7 @@ import { sql } from 'kysely'
 import type { OrderItemRow, OrderRow } from '../../db/schema.ts'
 import type { OrderStatus } from '../../generated/openapi/schemas.ts'
 import { afterPosition, orderColumns } from '../../db/keyset.ts'
+import { findRowsPerParent } from '../../db/rows-per-parent.ts'
 import type { Executor } from '../../db/transaction.ts'
 import type { PricedItem } from './order-pricing.ts'
 
@@ -61,13 +62,13 @@ export async function countOrders(db: Executor, filter: OrderFilter): Promise<nu
 
 /** The `last` most recent orders of each user, in one statement (GraphQL's User.orders loader). */
 export async function findRecentOrdersOfUsers(db: Executor, userIds: readonly number[], last: number): Promise<OrderRow[]> {
-  if (userIds.length === 0) return []
-  const result = await sql<OrderRow>`
-    select o.* from unnest(${sql.val([...userIds])}::int[]) as u(id)
-    cross join lateral (
-      select * from orders where orders.user_id = u.id order by created_at desc, id desc limit ${last}
-    ) o`.execute(db)
-  return result.rows
+  return findRowsPerParent<'orders', OrderRow>(db, {
+    table: 'orders',
+    parentColumn: 'user_id',
+    parentIds: userIds,
+    newestFirst: true,
+    limit: last,
+  })
 }
 
 export async function findOrdersByIds(db: Executor, ids: readonly number[]): Promise<OrderRow[]> {

@@ -10,10 +10,10 @@ import type { OrderAction } from './orders.service.ts'
 import type { Order, OrderItem, User } from '../../generated/openapi/schemas.ts'
 import mercurius from 'mercurius'
 import { isOwnerOrAdmin, requireScope } from '../../auth/policy.ts'
+import { lookupPerSize } from '../../pagination/per-parent.ts'
 import { subscriber } from '../../graphql/arguments.ts'
 import { subscriptionError } from '../../graphql/errors.ts'
 import { subscribeBounded } from '../../graphql/pubsub.ts'
-import { forbidden } from '../../errors.ts'
 import { toConnection, type Connection } from '../../graphql/connection.ts'
 
 type OrderWithCursor = Order & { cursor?: string }
@@ -141,15 +141,15 @@ export const orderResolvers = {
 
 export const orderLoaders = {
   Order: {
-    /** The owner of each order: the caller could read the order, so may read its owner. */
+    /** The owner of each order: the caller could read the order, so the service lets it read its owner. */
     user: async (queries: Array<{ obj: Order }>, ctx: MercuriusContext) => {
-      const users = await ctx.app.services.users.usersByIds([...new Set(queries.map((q) => q.obj.user_id))])
+      const users = await ctx.app.services.users.usersByIds(callerOf(ctx), [...new Set(queries.map((q) => q.obj.user_id))])
       return queries.map(({ obj }) => users.get(obj.user_id) ?? null)
     },
   },
   Item: {
     product: async (queries: Array<{ obj: OrderItem }>, ctx: MercuriusContext) => {
-      const products = await ctx.app.services.products.productsBySkus([...new Set(queries.map((q) => q.obj.sku))])
+      const products = await ctx.app.services.products.productsBySkus(callerOf(ctx), [...new Set(queries.map((q) => q.obj.sku))])
       return queries.map(({ obj }) => products.get(obj.sku) ?? null)
     },
   },
@@ -157,18 +157,9 @@ export const orderLoaders = {
     /** `orders(last: N)`: the N most recent orders of each user, oldest first, in two statements. */
     orders: async (queries: Array<{ obj: User; params: { last?: number | null } }>, ctx: MercuriusContext) => {
       const caller = callerOf(ctx)
-      // Queries in one batch may ask for different `last`s: one lookup per distinct value.
-      const byLast = new Map<number, number[]>()
-      for (const { obj, params } of queries) {
-        const last = parseCount(params.last, 'last')
-        byLast.set(last, [...(byLast.get(last) ?? []), obj.id])
-      }
-      const results = new Map<number, Map<number, Order[]>>()
-      for (const [last, ids] of byLast) results.set(last, await ctx.app.services.orders.recentOfUsers(caller, [...new Set(ids)], last))
-      return queries.map(({ obj, params }) => {
-        if (!isOwnerOrAdmin(caller, obj.id)) return forbidden("You may not access another user's orders.")
-        return results.get(parseCount(params.last, 'last'))!.get(obj.id) ?? []
-      })
+      const requests = queries.map(({ obj, params }) => ({ parentId: obj.id, size: parseCount(params.last, 'last') }))
+      const recentOrders = await lookupPerSize(requests, (ids, last) => ctx.app.services.orders.recentOfUsers(caller, ids, last))
+      return requests.map(({ parentId, size }) => recentOrders(parentId, size) ?? [])
     },
   },
 }

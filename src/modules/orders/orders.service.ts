@@ -4,14 +4,15 @@
  * outbox event commit in one transaction. Services return API types, never rows.
  */
 import type { Caller } from '../../auth/caller.ts'
-import { requireOwnerOrAdmin, requireScope } from '../../auth/policy.ts'
+import { isOwnerOrAdmin, requireOwnerOrAdmin, requireScope } from '../../auth/policy.ts'
 import type { OrderItemRow, OrderRow } from '../../db/schema.ts'
 import { recordEvent } from '../../db/repositories/outbox.ts'
 import { runWrite, type Executor, type WriteOptions, type Written } from '../../db/transaction.ts'
-import { conflict, forbidden, notFound, unprocessable } from '../../errors.ts'
+import { type ApiError, conflict, forbidden, notFound, unprocessable } from '../../errors.ts'
 import type { Order, OrderItem, OrderStatus } from '../../generated/openapi/schemas.ts'
-import { parseSort, resumePosition } from '../../pagination/cursor.ts'
+import { cutPage, sortKeyOf, startOfPage } from '../../pagination/keyset-page.ts'
 import type { Page } from '../../pagination/page.ts'
+import { groupOldestFirst } from '../../pagination/per-parent.ts'
 import type { ServiceDependencies } from '../service-dependencies.ts'
 import { userExists } from '../users/users.repository.ts'
 import { priceItems, type RequestedItem } from './order-pricing.ts'
@@ -64,10 +65,6 @@ export function toOrder(row: OrderRow, items: readonly OrderItemRow[]): Order {
   }
 }
 
-function sortKey(row: OrderRow, field: repository.OrderSortField): string | number {
-  return field === 'created_at' ? row.created_at.toISOString() : row[field]
-}
-
 export function createOrdersService({ db, cursors, commands }: Pick<ServiceDependencies, 'db' | 'cursors' | 'commands'>) {
   /** Rows to API orders, with every order's items fetched in one statement. */
   async function withItems(executor: Executor, rows: readonly OrderRow[]): Promise<Order[]> {
@@ -114,27 +111,24 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
   }
 
   async function page(caller: Caller, query: OrderListQuery, list: string): Promise<Page<Order>> {
-    const position = resumePosition(
+    const position = startOfPage(
       cursors,
       list,
       query.cursor,
       { sort: query.sort, filter: { status: query.status, user_id: query.userId, caller: caller.subject } },
-      { sort: DEFAULT_ORDER_SORT },
+      { sort: DEFAULT_ORDER_SORT, fields: ORDER_SORT_FIELDS },
     )
-    const sort = parseSort(position.sort, ORDER_SORT_FIELDS)
     // Without admin, a caller only ever sees its own orders, whatever the filter says.
     const userId = caller.admin ? ((position.filter.user_id as number | null) ?? undefined) : caller.userId
     const filter = { userId, status: (position.filter.status as OrderStatus | null) ?? undefined }
     const [rows, total] = await Promise.all([
-      repository.findOrderPage(db, { ...filter, sort, after: position.after, limit: query.limit }),
+      repository.findOrderPage(db, { ...filter, sort: position.sortBy, after: position.after, limit: query.limit }),
       repository.countOrders(db, filter),
     ])
-    const pageRows = rows.slice(0, query.limit)
-    const recordCursors = pageRows.map((row) =>
-      cursors.encode({ list, sort: position.sort, filter: position.filter, key: [sortKey(row, sort.field), row.id] }),
+    const page = cutPage(rows, query.limit, (row) =>
+      cursors.encode({ list, sort: position.sort, filter: position.filter, key: [sortKeyOf(row, position.sortBy.field), row.id] }),
     )
-    const nextCursor = rows.length > query.limit ? (recordCursors.at(-1) ?? null) : null
-    return { data: await withItems(db, pageRows), total, nextCursor, cursors: recordCursors }
+    return { data: await withItems(db, page.rows), total, nextCursor: page.nextCursor, cursors: page.cursors }
   }
 
   return {
@@ -261,15 +255,17 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
       })
     },
 
-    /** The `last` most recent orders of each user, oldest of them first: two statements for any number of users. */
-    async recentOfUsers(caller: Caller, userIds: readonly number[], last: number): Promise<Map<number, Order[]>> {
+    /**
+     * The `last` most recent orders of each user, oldest of them first: two statements for any
+     * number of users. A user whose orders the caller may not read gets a 403 error in place of
+     * its list (GraphQL's User.orders reports it on that field alone).
+     */
+    async recentOfUsers(caller: Caller, userIds: readonly number[], last: number): Promise<Map<number, Order[] | ApiError>> {
       requireScope(caller, 'orders:read')
-      const readable = userIds.filter((id) => caller.admin || id === caller.userId)
+      const readable = userIds.filter((id) => isOwnerOrAdmin(caller, id))
       const rows = await repository.findRecentOrdersOfUsers(db, readable, last)
-      const orders = await withItems(db, rows)
-      const byUser = new Map<number, Order[]>(userIds.map((id) => [id, []]))
-      for (const order of orders) byUser.get(order.user_id)!.push(order)
-      for (const list of byUser.values()) list.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id - b.id)
+      const byUser = new Map<number, Order[] | ApiError>(groupOldestFirst(readable, await withItems(db, rows), (order) => order.user_id))
+      for (const id of userIds) if (!byUser.has(id)) byUser.set(id, forbidden("You may not access another user's orders."))
       return byUser
     },
 

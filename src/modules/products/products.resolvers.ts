@@ -7,7 +7,7 @@ import { toConnection, type Connection } from '../../graphql/connection.ts'
 export const productResolvers = {
   Query: {
     product: async (_: unknown, args: { sku: string }, ctx: MercuriusContext) =>
-      (await ctx.app.services.products.productsBySkus([args.sku])).get(args.sku) ?? null,
+      (await ctx.app.services.products.productsBySkus(callerOf(ctx), [args.sku])).get(args.sku) ?? null,
     products: async (_: unknown, args: { first?: number | null; after?: string | null }, ctx: MercuriusContext) => {
       const page = await ctx.app.services.products.list(callerOf(ctx), {
         cursor: args.after ?? undefined,

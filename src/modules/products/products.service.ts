@@ -5,6 +5,7 @@ import type { ProductRow } from '../../db/schema.ts'
 import { runWrite, type WriteOptions, type Written } from '../../db/transaction.ts'
 import { conflict } from '../../errors.ts'
 import type { Product } from '../../generated/openapi/schemas.ts'
+import { cutPage } from '../../pagination/keyset-page.ts'
 import type { Page } from '../../pagination/page.ts'
 import type { ServiceDependencies } from '../service-dependencies.ts'
 import { cacheReferences } from '../../graphql/cache.ts'
@@ -22,12 +23,8 @@ export function createProductsService({ db, cursors, commands, invalidate }: Ser
         repository.findProductPage(db, { afterSku, limit: query.limit }),
         repository.countProducts(db),
       ])
-      const page = rows.slice(0, query.limit)
-      const last = page.at(-1)
-      const data = page.map(toProduct)
-      const recordCursors = data.map((product) => this.cursorOf(product))
-      const nextCursor = rows.length > query.limit && last ? recordCursors.at(-1)! : null
-      return { data, total, nextCursor, cursors: recordCursors }
+      const page = cutPage(rows.map(toProduct), query.limit, (product) => this.cursorOf(product))
+      return { data: page.rows, total, nextCursor: page.nextCursor, cursors: page.cursors }
     },
 
     async create(
@@ -50,7 +47,8 @@ export function createProductsService({ db, cursors, commands, invalidate }: Ser
       return cursors.encode({ list: 'products', sort: 'sku', filter: {}, key: [product.sku, 0] })
     },
 
-    async productsBySkus(skus: readonly string[]): Promise<Map<string, Product>> {
+    /** Batch lookup for GraphQL (Query.product, Item.product): any valid token reads the catalog, as with `list`. */
+    async productsBySkus(_caller: Caller, skus: readonly string[]): Promise<Map<string, Product>> {
       const rows = await repository.findProductsBySkus(db, skus)
       return new Map(rows.map((row) => [row.sku, toProduct(row)]))
     },

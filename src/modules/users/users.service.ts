@@ -3,11 +3,12 @@
  * listing and creating users is for admins.
  */
 import type { Caller } from '../../auth/caller.ts'
-import { requireAdmin, requireOwnerOrAdmin } from '../../auth/policy.ts'
+import { isOwnerOrAdmin, requireAdmin, requireOwnerOrAdmin } from '../../auth/policy.ts'
 import type { CompanyRow, UserRow } from '../../db/schema.ts'
 import { runWrite, type WriteOptions, type Written } from '../../db/transaction.ts'
 import { notFound, unprocessable } from '../../errors.ts'
 import type { User } from '../../generated/openapi/schemas.ts'
+import { cutPage } from '../../pagination/keyset-page.ts'
 import type { Page } from '../../pagination/page.ts'
 import type { ServiceDependencies } from '../service-dependencies.ts'
 import * as repository from './users.repository.ts'
@@ -17,8 +18,18 @@ export interface Company {
   name: string
 }
 
+export interface Author {
+  id: number
+  name: string
+}
+
 export function toUser(row: UserRow): User {
   return { id: row.id, name: row.name, company_id: row.company_id, created_at: row.created_at.toISOString() }
+}
+
+/** The public profile of a user, as articles and comments show their author. */
+export function toAuthor(row: UserRow): Author {
+  return { id: row.id, name: row.name }
 }
 
 export function toCompany(row: CompanyRow): Company {
@@ -39,12 +50,8 @@ export function createUsersService({ db, cursors, commands }: Pick<ServiceDepend
       requireAdmin(caller)
       const afterId = query.cursor === undefined ? undefined : cursors.decode(query.cursor, 'users').key[1]
       const [rows, total] = await Promise.all([repository.findUserPage(db, { afterId, limit: query.limit }), repository.countUsers(db)])
-      const page = rows.slice(0, query.limit)
-      const last = page.at(-1)
-      const data = page.map(toUser)
-      const recordCursors = data.map((user) => this.cursorOf(user))
-      const nextCursor = rows.length > query.limit && last ? recordCursors.at(-1)! : null
-      return { data, total, nextCursor, cursors: recordCursors }
+      const page = cutPage(rows.map(toUser), query.limit, (user) => this.cursorOf(user))
+      return { data: page.rows, total, nextCursor: page.nextCursor, cursors: page.cursors }
     },
 
     async create(
@@ -70,10 +77,22 @@ export function createUsersService({ db, cursors, commands }: Pick<ServiceDepend
       return cursors.encode({ list: 'users', sort: 'id', filter: {}, key: [user.id, user.id] })
     },
 
-    /** Batch lookups for GraphQL loaders: one statement for any number of ids. */
-    async usersByIds(ids: readonly number[]): Promise<Map<number, User>> {
-      const rows = await repository.findUsersByIds(db, ids)
+    /**
+     * Batch lookups for GraphQL loaders: one statement for any number of ids. As with `get`, a user
+     * record is the caller's own or an admin's to read; the others are left out.
+     */
+    async usersByIds(caller: Caller, ids: readonly number[]): Promise<Map<number, User>> {
+      const rows = await repository.findUsersByIds(
+        db,
+        ids.filter((id) => isOwnerOrAdmin(caller, id)),
+      )
       return new Map(rows.map((row) => [row.id, toUser(row)]))
+    },
+
+    /** The public profiles of authors: whoever may read an article or comment may know who wrote it. */
+    async authorsByIds(_caller: Caller, ids: readonly number[]): Promise<Map<number, Author>> {
+      const rows = await repository.findUsersByIds(db, ids)
+      return new Map(rows.map((row) => [row.id, toAuthor(row)]))
     },
 
     async companiesByIds(ids: readonly number[]): Promise<Map<number, Company>> {
