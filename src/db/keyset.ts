@@ -3,7 +3,7 @@
  * the list's order, with the id as tie-breaker. `(sort_key, id) < ($1, $2)` lets PostgreSQL walk
  * a (…, sort_key, id) index in either direction without a sort step.
  */
-import { sql, type RawBuilder } from 'kysely'
+import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely'
 
 export interface KeysetSort<Field extends string> {
   field: Field | 'id'
@@ -28,4 +28,17 @@ export function orderColumns<Field extends string>(sort: KeysetSort<Field>): Arr
         [sort.field, direction],
         ['id', direction],
       ]
+}
+
+/**
+ * One keyset page of a select: the rows after `after` in the sort's order, limit + 1 of them, so
+ * that the caller knows whether another page follows.
+ */
+export function keysetPage<DB, TB extends keyof DB, O, Field extends string>(
+  query: SelectQueryBuilder<DB, TB, O>,
+  page: { sort: KeysetSort<Field>; after: [string | number, number] | undefined; limit: number },
+): SelectQueryBuilder<DB, TB, O> {
+  let q = page.after ? query.where(afterPosition(page.sort, page.after)) : query
+  for (const [column, direction] of orderColumns(page.sort)) q = q.orderBy(sql.ref(column), direction)
+  return q.limit(page.limit + 1)
 }

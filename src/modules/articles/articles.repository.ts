@@ -1,9 +1,10 @@
 /** All SQL for articles and comments. */
 import { sql } from 'kysely'
 import type { ArticleRow, CommentRow } from '../../db/schema.ts'
-import { afterPosition, orderColumns } from '../../db/keyset.ts'
+import { keysetPage } from '../../db/keyset.ts'
 import { findRowsPerParent } from '../../db/rows-per-parent.ts'
 import type { Executor } from '../../db/transaction.ts'
+import { nextUpdatedAt } from '../../db/updated-at.ts'
 
 export type ArticleSortField = 'created_at' | 'title' | 'id'
 
@@ -27,10 +28,7 @@ export async function findArticlePage(
   db: Executor,
   query: { sort: { field: ArticleSortField; descending: boolean }; after: [string | number, number] | undefined; limit: number },
 ): Promise<ArticleRow[]> {
-  let q = db.selectFrom('articles').selectAll()
-  if (query.after) q = q.where(afterPosition(query.sort, query.after))
-  for (const [column, direction] of orderColumns(query.sort)) q = q.orderBy(column, direction)
-  return q.limit(query.limit + 1).execute()
+  return keysetPage(db.selectFrom('articles').selectAll(), query).execute()
 }
 
 export async function countArticles(db: Executor): Promise<number> {
@@ -49,7 +47,7 @@ export async function insertArticle(db: Executor, article: { authorId: number; t
 export async function updateArticle(db: Executor, id: number, changes: { title?: string; body?: string }): Promise<ArticleRow> {
   return db
     .updateTable('articles')
-    .set({ ...changes, updated_at: sql<Date>`greatest(now(), updated_at + interval '1 millisecond')` as never })
+    .set({ ...changes, updated_at: nextUpdatedAt() })
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirstOrThrow()
@@ -64,13 +62,8 @@ export async function findCommentPage(
   db: Executor,
   query: { articleId: number; after: [string, number] | undefined; limit: number },
 ): Promise<CommentRow[]> {
-  let q = db.selectFrom('comments').selectAll().where('article_id', '=', query.articleId)
-  if (query.after) q = q.where(sql<boolean>`(created_at, id) > (${query.after[0]}, ${query.after[1]})`)
-  return q
-    .orderBy('created_at')
-    .orderBy('id')
-    .limit(query.limit + 1)
-    .execute()
+  const ofArticle = db.selectFrom('comments').selectAll().where('article_id', '=', query.articleId)
+  return keysetPage(ofArticle, { sort: { field: 'created_at', descending: false }, after: query.after, limit: query.limit }).execute()
 }
 
 /** The first `first` comments of each article, oldest first, in one statement. */

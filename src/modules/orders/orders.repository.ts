@@ -2,9 +2,10 @@
 import { sql } from 'kysely'
 import type { OrderItemRow, OrderRow } from '../../db/schema.ts'
 import type { OrderStatus } from '../../generated/openapi/schemas.ts'
-import { afterPosition, orderColumns } from '../../db/keyset.ts'
+import { keysetPage } from '../../db/keyset.ts'
 import { findRowsPerParent } from '../../db/rows-per-parent.ts'
 import type { Executor } from '../../db/transaction.ts'
+import { nextUpdatedAt } from '../../db/updated-at.ts'
 import type { PricedItem } from './order-pricing.ts'
 
 export type OrderSortField = 'created_at' | 'total' | 'id'
@@ -40,14 +41,12 @@ export async function findItemsOfOrders(db: Executor, orderIds: readonly number[
 
 /** One keyset page (limit + 1 rows, so the caller knows whether another page follows). */
 export async function findOrderPage(db: Executor, query: OrderPageQuery): Promise<OrderRow[]> {
-  let q = db
+  const filtered = db
     .selectFrom('orders')
     .selectAll()
     .$if(query.userId !== undefined, (qb) => qb.where('user_id', '=', query.userId!))
     .$if(query.status !== undefined, (qb) => qb.where('status', '=', query.status!))
-  if (query.after) q = q.where(afterPosition(query.sort, query.after))
-  for (const [column, direction] of orderColumns(query.sort)) q = q.orderBy(column, direction)
-  return q.limit(query.limit + 1).execute()
+  return keysetPage(filtered, query).execute()
 }
 
 export async function countOrders(db: Executor, filter: OrderFilter): Promise<number> {
@@ -111,7 +110,7 @@ export async function replaceOrderItems(db: Executor, orderId: number, items: re
 export async function updateOrder(db: Executor, id: number, changes: { status?: OrderStatus; total?: number }): Promise<OrderRow> {
   return db
     .updateTable('orders')
-    .set({ ...changes, updated_at: sql<Date>`greatest(now(), updated_at + interval '1 millisecond')` as never })
+    .set({ ...changes, updated_at: nextUpdatedAt() })
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirstOrThrow()
