@@ -2,7 +2,129 @@
  * Every error the API reports on purpose, with a stable machine code and its HTTP status. The REST
  * problem+json handler and the GraphQL error formatter both read these, so a rule that fails the
  * same way in both styles reports the same code.
+ *
+ * `errorCatalogue` is the one closed list of codes: `ApiError` takes a code from it and reads the
+ * status there, so a code that is not listed does not compile. `graphql` is the
+ * `extensions.code` a GraphQL client sees for it (decisions §8); where that differs from the code,
+ * the formatter adds the code as `extensions.reason`. The README's "Error codes" table lists the
+ * same codes (test/errors.test.ts keeps the two equal).
  */
+export const errorCatalogue = {
+  // 400: the request breaks the contract.
+  VALIDATION_FAILED: { status: 400, graphql: 'BAD_USER_INPUT' },
+  MALFORMED_BODY: { status: 400, graphql: 'BAD_USER_INPUT' },
+  INVALID_URL: { status: 400, graphql: 'BAD_USER_INPUT' },
+  INVALID_ID: { status: 400, graphql: 'BAD_USER_INPUT' },
+  INVALID_PAGE_SIZE: { status: 400, graphql: 'BAD_USER_INPUT' },
+  INVALID_CURSOR: { status: 400, graphql: 'BAD_USER_INPUT' },
+  INVALID_SORT: { status: 400, graphql: 'BAD_USER_INPUT' },
+  CURSOR_MISMATCH: { status: 400, graphql: 'BAD_USER_INPUT' },
+  INVALID_IDEMPOTENCY_KEY: { status: 400, graphql: 'BAD_USER_INPUT' },
+  // A GraphQL request that is not one GraphQL request (malformed body, wrong media type, ...).
+  BAD_REQUEST: { status: 400, graphql: 'BAD_REQUEST' },
+  // A GraphQL document that does not parse.
+  GRAPHQL_PARSE_FAILED: { status: 400, graphql: 'GRAPHQL_PARSE_FAILED' },
+  // graphql-js refused the request's variables or an argument's value.
+  BAD_USER_INPUT: { status: 400, graphql: 'BAD_USER_INPUT' },
+  // A WebSocket subscription the connection cannot take.
+  TOO_MANY_SUBSCRIPTIONS: { status: 400, graphql: 'BAD_REQUEST' },
+  SUBSCRIPTION_REFUSED: { status: 400, graphql: 'BAD_REQUEST' },
+  UNAUTHENTICATED: { status: 401, graphql: 'UNAUTHENTICATED' },
+  FORBIDDEN: { status: 403, graphql: 'FORBIDDEN' },
+  NOT_FOUND: { status: 404, graphql: 'NOT_FOUND' },
+  METHOD_NOT_ALLOWED: { status: 405, graphql: 'BAD_USER_INPUT' },
+  VERSION_NOT_ACCEPTABLE: { status: 406, graphql: 'BAD_USER_INPUT' },
+  // 409: the record's state forbids it.
+  CONFLICT: { status: 409, graphql: 'CONFLICT' },
+  ORDER_NOT_PENDING: { status: 409, graphql: 'CONFLICT' },
+  ORDER_STATE_CONFLICT: { status: 409, graphql: 'CONFLICT' },
+  ORDER_NOT_DELETABLE: { status: 409, graphql: 'CONFLICT' },
+  PRODUCT_EXISTS: { status: 409, graphql: 'CONFLICT' },
+  IDEMPOTENCY_KEY_IN_USE: { status: 409, graphql: 'CONFLICT' },
+  UNIQUE_VIOLATION: { status: 409, graphql: 'CONFLICT' },
+  PRECONDITION_FAILED: { status: 412, graphql: 'CONFLICT' },
+  PAYLOAD_TOO_LARGE: { status: 413, graphql: 'BAD_USER_INPUT' },
+  URI_TOO_LONG: { status: 414, graphql: 'BAD_USER_INPUT' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, graphql: 'BAD_USER_INPUT' },
+  // 422: the request fits the contract but breaks a business rule.
+  UNKNOWN_SKU: { status: 422, graphql: 'BAD_USER_INPUT' },
+  UNKNOWN_USER: { status: 422, graphql: 'BAD_USER_INPUT' },
+  UNKNOWN_COMPANY: { status: 422, graphql: 'BAD_USER_INPUT' },
+  ORDER_TOTAL_TOO_LARGE: { status: 422, graphql: 'BAD_USER_INPUT' },
+  IDEMPOTENCY_KEY_REUSED: { status: 422, graphql: 'BAD_USER_INPUT' },
+  CHECK_VIOLATION: { status: 422, graphql: 'BAD_USER_INPUT' },
+  REFERENCE_NOT_FOUND: { status: 422, graphql: 'BAD_USER_INPUT' },
+  MISSING_VALUE: { status: 422, graphql: 'BAD_USER_INPUT' },
+  // GraphQL documents refused before execution (answered 422 with graphql-response+json).
+  GRAPHQL_VALIDATION_FAILED: { status: 422, graphql: 'GRAPHQL_VALIDATION_FAILED' },
+  DEPTH_LIMIT_EXCEEDED: { status: 422, graphql: 'DEPTH_LIMIT_EXCEEDED' },
+  COST_LIMIT_EXCEEDED: { status: 422, graphql: 'COST_LIMIT_EXCEEDED' },
+  PERSISTED_QUERY_NOT_FOUND: { status: 422, graphql: 'PERSISTED_QUERY_NOT_FOUND' },
+  PERSISTED_QUERY_NOT_ALLOWED: { status: 422, graphql: 'PERSISTED_QUERY_NOT_ALLOWED' },
+  RATE_LIMITED: { status: 429, graphql: 'RATE_LIMITED' },
+  INTERNAL: { status: 500, graphql: 'INTERNAL_SERVER_ERROR' },
+  INTERNAL_SERVER_ERROR: { status: 500, graphql: 'INTERNAL_SERVER_ERROR' },
+  SERVICE_UNAVAILABLE: { status: 503, graphql: 'INTERNAL_SERVER_ERROR' },
+  EVENTS_UNAVAILABLE: { status: 503, graphql: 'INTERNAL_SERVER_ERROR' },
+  DATABASE_UNAVAILABLE: { status: 503, graphql: 'DATABASE_UNAVAILABLE' },
+} as const satisfies Record<string, { status: number; graphql: string }>
+
+export type ErrorCode = keyof typeof errorCatalogue
+type Catalogue = typeof errorCatalogue
+/** The codes the catalogue answers with `status`: what a helper like `conflict` may be given. */
+export type ErrorCodeWithStatus<Status extends number> = {
+  [Code in ErrorCode]: Catalogue[Code]['status'] extends Status ? Code : never
+}[ErrorCode]
+/** What a GraphQL client sees in `errors[].extensions.code` (decisions §8). */
+export type GraphqlErrorCode = Catalogue[ErrorCode]['graphql']
+
+export function isErrorCode(code: unknown): code is ErrorCode {
+  return typeof code === 'string' && Object.hasOwn(errorCatalogue, code)
+}
+
+export function statusOf(code: ErrorCode): number {
+  return errorCatalogue[code].status
+}
+
+export function graphqlCodeOf(code: ErrorCode): GraphqlErrorCode {
+  return errorCatalogue[code].graphql
+}
+
+/**
+ * The code for an error that arrives with only an HTTP status (a 4xx raised by a library, an
+ * idempotent outcome stored under a code this catalogue no longer has): the catalogue's generic
+ * code for that status.
+ */
+export function codeForStatus(status: number): ErrorCode {
+  switch (status) {
+    case 401:
+      return 'UNAUTHENTICATED'
+    case 403:
+      return 'FORBIDDEN'
+    case 404:
+      return 'NOT_FOUND'
+    case 405:
+      return 'METHOD_NOT_ALLOWED'
+    case 406:
+      return 'VERSION_NOT_ACCEPTABLE'
+    case 409:
+      return 'CONFLICT'
+    case 412:
+      return 'PRECONDITION_FAILED'
+    case 413:
+      return 'PAYLOAD_TOO_LARGE'
+    case 414:
+      return 'URI_TOO_LONG'
+    case 415:
+      return 'UNSUPPORTED_MEDIA_TYPE'
+    case 429:
+      return 'RATE_LIMITED'
+    case 503:
+      return 'SERVICE_UNAVAILABLE'
+  }
+  return status >= 500 ? 'INTERNAL' : 'BAD_REQUEST'
+}
+
 /** Where an input error is: REST's four places, and for GraphQL an argument or a variable. */
 export type ProblemLocation = 'body' | 'query' | 'path' | 'header' | 'argument' | 'variable'
 
@@ -16,6 +138,8 @@ export interface ApiErrorOptions {
   detail?: string
   errors?: FieldError[]
   headers?: Record<string, string>
+  /** Extra `extensions` fields for GraphQL clients (a limit and the measured value, ...). */
+  extensions?: Record<string, unknown>
   cause?: unknown
 }
 
@@ -44,29 +168,37 @@ export function problemKind(status: number): { type: string; title: string } {
 
 export class ApiError extends Error {
   readonly status: number
-  readonly code: string
+  readonly code: ErrorCode
   readonly detail: string
   readonly errors: FieldError[] | undefined
   readonly headers: Record<string, string>
+  readonly extensions: Record<string, unknown>
 
-  constructor(status: number, code: string, detail: string, options: ApiErrorOptions = {}) {
+  constructor(code: ErrorCode, detail: string, options: ApiErrorOptions = {}) {
     super(detail, options.cause === undefined ? undefined : { cause: options.cause })
     this.name = 'ApiError'
-    this.status = status
+    this.status = statusOf(code)
     this.code = code
     this.detail = detail
     this.errors = options.errors
     this.headers = options.headers ?? {}
+    this.extensions = options.extensions ?? {}
   }
 }
 
-export const badRequest = (code: string, detail: string, errors?: FieldError[]) => new ApiError(400, code, detail, errors ? { errors } : {})
+export const badRequest = (code: ErrorCodeWithStatus<400>, detail: string, errors?: FieldError[]) =>
+  new ApiError(code, detail, errors ? { errors } : {})
 
 export const validationFailed = (errors: FieldError[]) =>
-  new ApiError(400, 'VALIDATION_FAILED', `The request is invalid: ${errors.length} problem(s) found.`, { errors })
+  new ApiError('VALIDATION_FAILED', `The request is invalid: ${errors.length} problem(s) found.`, { errors })
 
+/**
+ * The one 401 (decisions §2, RFC 6750): REST, GraphQL over HTTP and the WebSocket upgrade all
+ * answer a missing or refused credential with it. `tokenWasSent` picks the WWW-Authenticate form:
+ * a refused token names why (`invalid_token`), a missing one only names the scheme.
+ */
 export const unauthenticated = (detail: string, tokenWasSent: boolean) =>
-  new ApiError(401, 'UNAUTHENTICATED', detail, {
+  new ApiError('UNAUTHENTICATED', detail, {
     headers: {
       'www-authenticate': tokenWasSent
         ? `Bearer realm="api", error="invalid_token", error_description="${detail.replace(/"/g, "'")}"`
@@ -74,26 +206,30 @@ export const unauthenticated = (detail: string, tokenWasSent: boolean) =>
     },
   })
 
-export const forbidden = (detail: string) => new ApiError(403, 'FORBIDDEN', detail)
+/** The 401 for a request without a usable credential, from what the auth plugin found in it. */
+export const credentialRequired = (credentialError: string | undefined) =>
+  unauthenticated(credentialError ?? 'A bearer token is required.', credentialError !== undefined)
 
-export const notFound = (what: string) => new ApiError(404, 'NOT_FOUND', `${what} does not exist.`)
+export const forbidden = (detail: string) => new ApiError('FORBIDDEN', detail)
 
-export const conflict = (code: string, detail: string, headers?: Record<string, string>) =>
-  new ApiError(409, code, detail, headers ? { headers } : {})
+export const notFound = (what: string) => new ApiError('NOT_FOUND', `${what} does not exist.`)
 
-export const preconditionFailed = (detail: string) => new ApiError(412, 'PRECONDITION_FAILED', detail)
+export const conflict = (code: ErrorCodeWithStatus<409>, detail: string, headers?: Record<string, string>) =>
+  new ApiError(code, detail, headers ? { headers } : {})
 
-export const unprocessable = (code: string, detail: string, errors?: FieldError[]) =>
-  new ApiError(422, code, detail, errors ? { errors } : {})
+export const preconditionFailed = (detail: string) => new ApiError('PRECONDITION_FAILED', detail)
 
-export const serviceUnavailable = (detail: string) => new ApiError(503, 'SERVICE_UNAVAILABLE', detail)
+export const unprocessable = (code: ErrorCodeWithStatus<422>, detail: string, errors?: FieldError[]) =>
+  new ApiError(code, detail, errors ? { errors } : {})
+
+export const serviceUnavailable = (detail: string) => new ApiError('SERVICE_UNAVAILABLE', detail)
 
 /** How long a client should wait before retrying a request the database could not serve. */
 export const DATABASE_RETRY_AFTER_SECONDS = 5
 
 /** The database is unreachable, its connection died or a statement timed out (decisions §12). */
 export const databaseUnavailable = (cause?: unknown) =>
-  new ApiError(503, 'DATABASE_UNAVAILABLE', 'The database is unavailable; retry shortly.', {
+  new ApiError('DATABASE_UNAVAILABLE', 'The database is unavailable; retry shortly.', {
     headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
     ...(cause === undefined ? {} : { cause }),
   })

@@ -88,6 +88,6 @@ export async function namedAsArguments<T>(argument: string, work: Promise<T>): P
         .map((segment) => camelCase(segment.replace(/~1/g, '/').replace(/~0/g, '~')))
       return { in: 'argument' as const, name: [argument, ...path].filter((segment) => segment !== '').join('.'), message: field.message }
     })
-    throw new ApiError(error.status, error.code, error.detail, { errors, headers: error.headers, cause: error })
+    throw new ApiError(error.code, error.detail, { errors, headers: error.headers, extensions: error.extensions, cause: error })
   }
 }

@@ -10,7 +10,7 @@
 import type { FastifyInstance } from 'fastify'
 import { ApiError } from '../errors.ts'
 
-export const badGraphqlRequest = (detail: string) => new ApiError(400, 'BAD_REQUEST', detail)
+export const badGraphqlRequest = (detail: string) => new ApiError('BAD_REQUEST', detail)
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 
