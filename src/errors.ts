@@ -5,8 +5,8 @@
  *
  * `errorCatalogue` is the one closed list of codes: `ApiError` takes a code from it and reads the
  * status there, so a code that is not listed does not compile. `graphql` is the
- * `extensions.code` a GraphQL client sees for it (decisions §8); where that differs from the code,
- * the formatter adds the code as `extensions.reason`. The README's "Error codes" table lists the
+ * `extensions.code` a GraphQL client sees for it (decisions §8); `graphqlOnly` marks the codes only
+ * GraphQL raises (the others are also given to GraphQL clients as `extensions.reason`). The README's "Error codes" table lists the
  * same codes (test/errors.test.ts keeps the two equal).
  */
 export const errorCatalogue = {
@@ -23,12 +23,11 @@ export const errorCatalogue = {
   // A GraphQL request that is not one GraphQL request (malformed body, wrong media type, ...).
   BAD_REQUEST: { status: 400, graphql: 'BAD_REQUEST' },
   // A GraphQL document that does not parse.
-  GRAPHQL_PARSE_FAILED: { status: 400, graphql: 'GRAPHQL_PARSE_FAILED' },
+  GRAPHQL_PARSE_FAILED: { status: 400, graphql: 'GRAPHQL_PARSE_FAILED', graphqlOnly: true },
   // graphql-js refused the request's variables or an argument's value.
-  BAD_USER_INPUT: { status: 400, graphql: 'BAD_USER_INPUT' },
+  BAD_USER_INPUT: { status: 400, graphql: 'BAD_USER_INPUT', graphqlOnly: true },
   // A WebSocket subscription the connection cannot take.
   TOO_MANY_SUBSCRIPTIONS: { status: 400, graphql: 'BAD_REQUEST' },
-  SUBSCRIPTION_REFUSED: { status: 400, graphql: 'BAD_REQUEST' },
   UNAUTHENTICATED: { status: 401, graphql: 'UNAUTHENTICATED' },
   FORBIDDEN: { status: 403, graphql: 'FORBIDDEN' },
   NOT_FOUND: { status: 404, graphql: 'NOT_FOUND' },
@@ -56,18 +55,18 @@ export const errorCatalogue = {
   REFERENCE_NOT_FOUND: { status: 422, graphql: 'BAD_USER_INPUT' },
   MISSING_VALUE: { status: 422, graphql: 'BAD_USER_INPUT' },
   // GraphQL documents refused before execution (answered 422 with graphql-response+json).
-  GRAPHQL_VALIDATION_FAILED: { status: 422, graphql: 'GRAPHQL_VALIDATION_FAILED' },
-  DEPTH_LIMIT_EXCEEDED: { status: 422, graphql: 'DEPTH_LIMIT_EXCEEDED' },
-  COST_LIMIT_EXCEEDED: { status: 422, graphql: 'COST_LIMIT_EXCEEDED' },
-  PERSISTED_QUERY_NOT_FOUND: { status: 422, graphql: 'PERSISTED_QUERY_NOT_FOUND' },
-  PERSISTED_QUERY_NOT_ALLOWED: { status: 422, graphql: 'PERSISTED_QUERY_NOT_ALLOWED' },
+  GRAPHQL_VALIDATION_FAILED: { status: 422, graphql: 'GRAPHQL_VALIDATION_FAILED', graphqlOnly: true },
+  DEPTH_LIMIT_EXCEEDED: { status: 422, graphql: 'DEPTH_LIMIT_EXCEEDED', graphqlOnly: true },
+  COST_LIMIT_EXCEEDED: { status: 422, graphql: 'COST_LIMIT_EXCEEDED', graphqlOnly: true },
+  PERSISTED_QUERY_NOT_FOUND: { status: 422, graphql: 'PERSISTED_QUERY_NOT_FOUND', graphqlOnly: true },
+  PERSISTED_QUERY_NOT_ALLOWED: { status: 422, graphql: 'PERSISTED_QUERY_NOT_ALLOWED', graphqlOnly: true },
   RATE_LIMITED: { status: 429, graphql: 'RATE_LIMITED' },
   INTERNAL: { status: 500, graphql: 'INTERNAL_SERVER_ERROR' },
-  INTERNAL_SERVER_ERROR: { status: 500, graphql: 'INTERNAL_SERVER_ERROR' },
+  INTERNAL_SERVER_ERROR: { status: 500, graphql: 'INTERNAL_SERVER_ERROR', graphqlOnly: true },
   SERVICE_UNAVAILABLE: { status: 503, graphql: 'INTERNAL_SERVER_ERROR' },
   EVENTS_UNAVAILABLE: { status: 503, graphql: 'INTERNAL_SERVER_ERROR' },
   DATABASE_UNAVAILABLE: { status: 503, graphql: 'DATABASE_UNAVAILABLE' },
-} as const satisfies Record<string, { status: number; graphql: string }>
+} as const satisfies Record<string, { status: number; graphql: string; graphqlOnly?: true }>
 
 export type ErrorCode = keyof typeof errorCatalogue
 type Catalogue = typeof errorCatalogue
@@ -88,6 +87,15 @@ export function statusOf(code: ErrorCode): number {
 
 export function graphqlCodeOf(code: ErrorCode): GraphqlErrorCode {
   return errorCatalogue[code].graphql
+}
+
+/**
+ * Whether GraphQL clients also get the code as `extensions.reason`: every code REST answers with
+ * too, so a rule reads the same in both styles; not the codes only GraphQL raises, which are
+ * already the `extensions.code`.
+ */
+export function reportsReason(code: ErrorCode): boolean {
+  return !('graphqlOnly' in errorCatalogue[code])
 }
 
 /**
@@ -154,6 +162,7 @@ const problemKinds: Record<number, { slug: string; title: string }> = {
   409: { slug: 'conflict', title: 'Conflict' },
   412: { slug: 'precondition-failed', title: 'Precondition Failed' },
   413: { slug: 'payload-too-large', title: 'Content Too Large' },
+  414: { slug: 'uri-too-long', title: 'URI Too Long' },
   415: { slug: 'unsupported-media-type', title: 'Unsupported Media Type' },
   422: { slug: 'unprocessable', title: 'Unprocessable Content' },
   429: { slug: 'quota-exceeded', title: 'Too Many Requests' },
@@ -206,9 +215,21 @@ export const unauthenticated = (detail: string, tokenWasSent: boolean) =>
     },
   })
 
-/** The 401 for a request without a usable credential, from what the auth plugin found in it. */
-export const credentialRequired = (credentialError: string | undefined) =>
-  unauthenticated(credentialError ?? 'A bearer token is required.', credentialError !== undefined)
+/** Where a caller sends its credential: the Authorization header, or a WebSocket's connection_init. */
+export type CredentialCarrier = 'header' | 'connection_init'
+
+const CREDENTIAL_MISSING: Record<CredentialCarrier, string> = {
+  header: 'A bearer token is required.',
+  connection_init: 'Send {"Authorization": "Bearer <token>"} in connection_init.',
+}
+
+/**
+ * The 401 for a caller without a usable credential, from why the auth plugin refused the one it
+ * sent (undefined: none was sent). REST answers it as problem+json, GraphQL over HTTP as its
+ * `errors`, the WebSocket as the close reason of 4401/4403.
+ */
+export const credentialRequired = (credentialError: string | undefined, carrier: CredentialCarrier = 'header') =>
+  unauthenticated(credentialError ?? CREDENTIAL_MISSING[carrier], credentialError !== undefined)
 
 export const forbidden = (detail: string) => new ApiError('FORBIDDEN', detail)
 

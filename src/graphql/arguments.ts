@@ -1,7 +1,7 @@
 /** Turning GraphQL arguments into domain values, with the same bounds REST has. */
 import type { MercuriusContext } from 'mercurius'
 import type { Caller } from '../auth/caller.ts'
-import { ApiError, badRequest, unauthenticated } from '../errors.ts'
+import { ApiError, badRequest, credentialRequired } from '../errors.ts'
 import { validateIdempotencyKey, type IdempotencyClaim } from '../idempotency.ts'
 import type { Written } from '../db/transaction.ts'
 import { parseRecordId, RECORD_ID_RULE } from '../record-id.ts'
@@ -12,7 +12,7 @@ export function callerOf(context: MercuriusContext): Caller {
 
 /** The caller of a subscription: its connection had to present a valid credential. */
 export function subscriber(context: MercuriusContext): Caller {
-  if (!context.caller) throw unauthenticated('Send {"Authorization": "Bearer <token>"} in connection_init.', false)
+  if (!context.caller) throw credentialRequired(undefined, 'connection_init')
   return context.caller
 }
 
