@@ -22,8 +22,6 @@ import {
 } from '../errors.ts'
 import { requestProblem } from './request-problems.ts'
 
-export type { GraphqlErrorCode } from '../errors.ts'
-
 export const GRAPHQL_RESPONSE_MEDIA_TYPE = 'application/graphql-response+json'
 
 /**

@@ -24,6 +24,9 @@ export interface ProblemBody {
   errors?: FieldError[]
 }
 
+/** The request's URL as a URI reference: a `%` that starts no escape is itself escaped. */
+const asUriReference = (url: string) => url.replace(/%(?![0-9A-Fa-f]{2})/g, '%25')
+
 export function problemFromError(error: ApiError, request: FastifyRequest): ProblemBody {
   const kind = problemKind(error.status)
   return {
@@ -31,7 +34,7 @@ export function problemFromError(error: ApiError, request: FastifyRequest): Prob
     title: kind.title,
     status: error.status,
     detail: error.detail,
-    instance: redactCredentials(request.url),
+    instance: asUriReference(redactCredentials(request.url)),
     code: error.code,
     requestId: request.id,
     ...(error.errors ? { errors: error.errors } : {}),
@@ -89,6 +92,14 @@ export function toApiError(error: unknown): ApiError {
     return new ApiError(isErrorCode(fastifyError.code) ? fastifyError.code : codeForStatus(status), fastifyError.message)
   }
   return new ApiError('INTERNAL', 'An unexpected error occurred; it has been logged.', { cause: error })
+}
+
+/**
+ * Fastify's `frameworkErrors`: errors the router raises before any route (and so any error
+ * handler) is chosen, answered like every other error.
+ */
+export function answerFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendProblem(reply, toApiError(error))
 }
 
 export default fp(
