@@ -19,7 +19,7 @@ import { requestLogSerializer } from './http/redact-credentials.ts'
 import { requestIdOf } from './http/request-id.ts'
 import authPlugin from './plugins/auth.ts'
 import dbPlugin from './plugins/db.ts'
-import problemJson from './plugins/problem-json.ts'
+import problemJson, { answerFrameworkError } from './plugins/problem-json.ts'
 import securityHeaders from './plugins/security-headers.ts'
 import corsPlugin from './plugins/cors.ts'
 import rateLimitPlugin from './plugins/rate-limit.ts'
@@ -82,6 +82,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       ...(options.loggerStream ? { stream: options.loggerStream } : {}),
     },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+    // A URL the router refuses (FST_ERR_BAD_URL, FST_ERR_MAX_PARAM_LENGTH) is a problem+json with
+    // a catalogue code too, not Fastify's own body.
+    frameworkErrors: answerFrameworkError,
     schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory() } },
     // Request ids (http/request-id.ts): a sent X-Request-Id is vetted there, not taken verbatim.
     genReqId: requestIdOf,

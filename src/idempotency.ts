@@ -12,7 +12,7 @@ import type { Kysely, Transaction } from 'kysely'
 import type { Database } from './db/schema.ts'
 import type { Written } from './db/transaction.ts'
 import { findLiveOutcome, storeOutcome, tryLockKey } from './db/repositories/idempotency-keys.ts'
-import { ApiError, badRequest, conflict, unprocessable } from './errors.ts'
+import { ApiError, badRequest, codeForStatus, conflict, isErrorCode, unprocessable } from './errors.ts'
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60
 const KEY_PATTERN = /^[\x20-\x7E]{1,255}$/
@@ -156,7 +156,8 @@ function serializeError(error: ApiError): SerializedError {
 function throwStoredError(body: unknown): void {
   if (!body || typeof body !== 'object' || !('__error' in body)) return
   const e = (body as { __error: SerializedError }).__error
-  throw new ApiError(e.status, e.code, e.detail, {
+  // A code the catalogue no longer lists replays as its status' generic code.
+  throw new ApiError(isErrorCode(e.code) ? e.code : codeForStatus(e.status), e.detail, {
     ...(e.errors ? { errors: e.errors } : {}),
     headers: { ...e.headers, 'idempotent-replayed': 'true' },
   })

@@ -38,7 +38,7 @@ export type CommandName = keyof typeof COMMAND_SCHEMAS
 
 /** A command that breaks the contract: 400 VALIDATION_FAILED naming each field as a body pointer. */
 export const invalidCommand = (errors: FieldError[]) =>
-  new ApiError(400, 'VALIDATION_FAILED', `The request is invalid: ${errors.length} problem(s) found.`, { errors })
+  new ApiError('VALIDATION_FAILED', `The request is invalid: ${errors.length} problem(s) found.`, { errors })
 
 /** The command as JSON would carry it: a property set to undefined is no property at all. */
 function asSent(value: unknown): unknown {

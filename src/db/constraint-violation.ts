@@ -5,18 +5,18 @@
  * not state, a race between two writers). The REST error handler and the GraphQL error formatter
  * both ask it, so a constraint reads the same in both styles.
  */
-import { ApiError } from '../errors.ts'
+import { ApiError, type ErrorCodeWithStatus } from '../errors.ts'
 
 /**
  * SQLSTATEs of class 23 (integrity constraint violation), with the status and stable code each
  * answers with: a duplicate is the record's state (409), the others are a value the data cannot
  * hold (422).
  */
-const VIOLATIONS: Record<string, { status: 409 | 422; code: string; what: string }> = {
-  '23505': { status: 409, code: 'UNIQUE_VIOLATION', what: 'a record with the same key already exists' },
-  '23514': { status: 422, code: 'CHECK_VIOLATION', what: 'a value is outside what the data allows' },
-  '23503': { status: 422, code: 'REFERENCE_NOT_FOUND', what: 'a referenced record does not exist' },
-  '23502': { status: 422, code: 'MISSING_VALUE', what: 'a required value is missing' },
+const VIOLATIONS: Record<string, { code: ErrorCodeWithStatus<409 | 422>; what: string }> = {
+  '23505': { code: 'UNIQUE_VIOLATION', what: 'a record with the same key already exists' },
+  '23514': { code: 'CHECK_VIOLATION', what: 'a value is outside what the data allows' },
+  '23503': { code: 'REFERENCE_NOT_FOUND', what: 'a referenced record does not exist' },
+  '23502': { code: 'MISSING_VALUE', what: 'a required value is missing' },
 }
 
 /**
@@ -42,5 +42,5 @@ export function constraintViolation(error: unknown): ApiError | undefined {
   if (!violation) return undefined
   const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined)
   const where = describeConstraint(text(constraint), text(table), text(column))
-  return new ApiError(violation.status, violation.code, `The change was refused: ${violation.what}${where}.`, { cause: error })
+  return new ApiError(violation.code, `The change was refused: ${violation.what}${where}.`, { cause: error })
 }

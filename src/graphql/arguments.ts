@@ -1,7 +1,7 @@
 /** Turning GraphQL arguments into domain values, with the same bounds REST has. */
 import type { MercuriusContext } from 'mercurius'
 import type { Caller } from '../auth/caller.ts'
-import { ApiError, badRequest, unauthenticated } from '../errors.ts'
+import { ApiError, badRequest, credentialRequired } from '../errors.ts'
 import { parsePageSize } from '../pagination/page-size.ts'
 import { validateIdempotencyKey, type IdempotencyClaim } from '../idempotency.ts'
 import type { Written } from '../db/transaction.ts'
@@ -13,7 +13,7 @@ export function callerOf(context: MercuriusContext): Caller {
 
 /** The caller of a subscription: its connection had to present a valid credential. */
 export function subscriber(context: MercuriusContext): Caller {
-  if (!context.caller) throw unauthenticated('Send {"Authorization": "Bearer <token>"} in connection_init.', false)
+  if (!context.caller) throw credentialRequired(undefined, 'connection_init')
   return context.caller
 }
 
@@ -81,6 +81,6 @@ export async function namedAsArguments<T>(argument: string, work: Promise<T>): P
         .map((segment) => camelCase(segment.replace(/~1/g, '/').replace(/~0/g, '~')))
       return { in: 'argument' as const, name: [argument, ...path].filter((segment) => segment !== '').join('.'), message: field.message }
     })
-    throw new ApiError(error.status, error.code, error.detail, { errors, headers: error.headers, cause: error })
+    throw new ApiError(error.code, error.detail, { errors, headers: error.headers, extensions: error.extensions, cause: error })
   }
 }

@@ -7,54 +7,68 @@
  * unreachable, its connection lost, a statement timed out) is `DATABASE_UNAVAILABLE`, and a
  * response left without data by it (`data` null or absent) is 503 with Retry-After.
  */
-import { GraphQLError, type ExecutionResult } from 'graphql'
+import { GraphQLError, Kind, type ASTNode, type ExecutionResult } from 'graphql'
 import type { MercuriusContext } from 'mercurius'
 import { constraintViolation } from '../db/constraint-violation.ts'
 import { isDatabaseUnavailable } from '../db/database-unavailable.ts'
-import { ApiError, DATABASE_RETRY_AFTER_SECONDS, databaseUnavailable } from '../errors.ts'
+import {
+  ApiError,
+  DATABASE_RETRY_AFTER_SECONDS,
+  databaseUnavailable,
+  graphqlCodeOf,
+  reportsReason,
+  type ErrorCode,
+  type GraphqlErrorCode,
+} from '../errors.ts'
 import { requestProblem } from './request-problems.ts'
-
-export type GraphqlErrorCode =
-  | 'BAD_REQUEST'
-  | 'BAD_USER_INPUT'
-  | 'UNAUTHENTICATED'
-  | 'FORBIDDEN'
-  | 'NOT_FOUND'
-  | 'CONFLICT'
-  | 'GRAPHQL_PARSE_FAILED'
-  | 'GRAPHQL_VALIDATION_FAILED'
-  | 'DEPTH_LIMIT_EXCEEDED'
-  | 'COST_LIMIT_EXCEEDED'
-  | 'RATE_LIMITED'
-  | 'PERSISTED_QUERY_NOT_FOUND'
-  | 'PERSISTED_QUERY_NOT_ALLOWED'
-  | 'INTERNAL_SERVER_ERROR'
-  | 'DATABASE_UNAVAILABLE'
 
 export const GRAPHQL_RESPONSE_MEDIA_TYPE = 'application/graphql-response+json'
 
-const CODE_BY_STATUS: Record<number, GraphqlErrorCode> = {
-  400: 'BAD_USER_INPUT',
-  401: 'UNAUTHENTICATED',
-  403: 'FORBIDDEN',
-  404: 'NOT_FOUND',
-  409: 'CONFLICT',
-  412: 'CONFLICT',
-  422: 'BAD_USER_INPUT',
-  429: 'RATE_LIMITED',
-}
-
-/** Errors raised before execution, by the code mercurius or our limits give them. */
-const REQUEST_ERROR_CODES: Record<string, GraphqlErrorCode> = {
-  MER_ERR_GQL_QUERY_DEPTH: 'DEPTH_LIMIT_EXCEEDED',
+/**
+ * Mercurius' own errors a client can cause, by their code, as the catalogue error each stands
+ * for (the malformed-request ones are `requestProblem`'s). A mutation over GET keeps Mercurius'
+ * code: it is answered 405 below.
+ */
+const MERCURIUS_ERRORS: Readonly<Record<string, ErrorCode>> = {
   MER_ERR_GQL_PERSISTED_QUERY_NOT_FOUND: 'PERSISTED_QUERY_NOT_FOUND',
   MER_ERR_GQL_PERSISTED_QUERY_NOT_SUPPORTED: 'PERSISTED_QUERY_NOT_ALLOWED',
-  COST_LIMIT_EXCEEDED: 'COST_LIMIT_EXCEEDED',
-  DEPTH_LIMIT_EXCEEDED: 'DEPTH_LIMIT_EXCEEDED',
-  PERSISTED_QUERY_NOT_FOUND: 'PERSISTED_QUERY_NOT_FOUND',
-  PERSISTED_QUERY_NOT_ALLOWED: 'PERSISTED_QUERY_NOT_ALLOWED',
-  RATE_LIMITED: 'RATE_LIMITED',
-  MER_ERR_METHOD_NOT_ALLOWED: 'BAD_USER_INPUT',
+  MER_ERR_GQL_QUERY_DEPTH: 'DEPTH_LIMIT_EXCEEDED',
+  MER_ERR_METHOD_NOT_ALLOWED: 'METHOD_NOT_ALLOWED',
+}
+
+const codeOf = (error: unknown): unknown => (typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined)
+
+function isMethodNotAllowed(error: unknown): boolean {
+  return codeOf(error) === 'MER_ERR_METHOD_NOT_ALLOWED' || (error instanceof ApiError && error.code === 'METHOD_NOT_ALLOWED')
+}
+
+/** The catalogue error behind an error a resolver, a hook, the driver, Fastify or Mercurius raised. */
+function apiErrorOf(original: Error | undefined): ApiError | undefined {
+  if (original === undefined || original instanceof ApiError) return original
+  // A driver error that means an outage reads as the same ApiError REST answers with.
+  if (isDatabaseUnavailable(original)) return databaseUnavailable(original)
+  const problem = constraintViolation(original) ?? requestProblem(original)
+  if (problem) return problem
+  const code = codeOf(original)
+  const mercurius = typeof code === 'string' && Object.hasOwn(MERCURIUS_ERRORS, code) ? MERCURIUS_ERRORS[code] : undefined
+  return mercurius ? new ApiError(mercurius, original.message, { cause: original }) : undefined
+}
+
+/**
+ * graphql-js's own errors (they carry no original error, or graphql-js's own), by the phase that raised them, never by
+ * their text. Before execution: the parser's syntax error is located by a position in the source,
+ * as there is no syntax tree yet; the variables' coercion (and the rules about variables) locate
+ * theirs at a variable's definition or use; the rest is validation (the document against the
+ * schema, or an operation that cannot be chosen). During execution such an error is graphql's
+ * completing a value the resolver returned (a null for a non-null field, a scalar that does not
+ * serialize): the server's fault, as argument values were coerced before execution began.
+ */
+function graphqlPhaseCode(error: GraphQLError, executed: boolean): ErrorCode {
+  if (executed) return 'INTERNAL_SERVER_ERROR'
+  if (error.nodes === undefined && error.positions !== undefined) return 'GRAPHQL_PARSE_FAILED'
+  const located: ASTNode | undefined = error.nodes?.[0]
+  if (located?.kind === Kind.VARIABLE_DEFINITION || located?.kind === Kind.VARIABLE) return 'BAD_USER_INPUT'
+  return 'GRAPHQL_VALIDATION_FAILED'
 }
 
 interface FormattedError {
@@ -64,47 +78,28 @@ interface FormattedError {
   extensions: { code: GraphqlErrorCode; [key: string]: unknown }
 }
 
-function classify(error: GraphQLError, executed: boolean): FormattedError {
-  const original = error.originalError as (Error & { code?: string; extensions?: Record<string, unknown> }) | undefined
+/** What GraphQL clients see of an ApiError: its catalogue code, and the REST code as `reason`. */
+export function graphqlExtensions(error: ApiError): FormattedError['extensions'] {
+  return {
+    ...error.extensions,
+    code: graphqlCodeOf(error.code),
+    ...(reportsReason(error.code) ? { reason: error.code } : {}),
+    ...(error.errors ? { errors: error.errors } : {}),
+  }
+}
+
+/** One error as a GraphQL client sees it; `executed` says whether execution began. */
+export function classify(error: GraphQLError, executed: boolean): FormattedError {
   const base = {
     ...(error.locations ? { locations: error.locations } : {}),
     ...(error.path ? { path: error.path } : {}),
   }
-  // A driver error that means an outage reads as the same ApiError REST answers with.
-  const apiError =
-    original instanceof ApiError
-      ? original
-      : isDatabaseUnavailable(original)
-        ? databaseUnavailable(original)
-        : (constraintViolation(original) ?? requestProblem(original))
-  if (apiError) {
-    return {
-      message: apiError.detail,
-      ...base,
-      extensions: {
-        code:
-          apiError.code === 'DATABASE_UNAVAILABLE' || apiError.code === 'BAD_REQUEST'
-            ? apiError.code
-            : (CODE_BY_STATUS[apiError.status] ?? 'BAD_USER_INPUT'),
-        reason: apiError.code,
-        ...(apiError.errors ? { errors: apiError.errors } : {}),
-      },
-    }
-  }
-  const ownCode = error.extensions?.code
-  if (!original && typeof ownCode === 'string' && ownCode in REQUEST_ERROR_CODES) {
-    return { message: error.message, ...base, extensions: { ...error.extensions, code: REQUEST_ERROR_CODES[ownCode]! } }
-  }
-  const requestCode = original?.code ? REQUEST_ERROR_CODES[original.code] : undefined
-  if (requestCode) return { message: error.message, ...base, extensions: { ...(original?.extensions ?? {}), code: requestCode } }
-  if (!original) {
-    if (error.message.startsWith('Syntax Error')) return { message: error.message, ...base, extensions: { code: 'GRAPHQL_PARSE_FAILED' } }
-    if (/^Variable "\$/.test(error.message)) return { message: error.message, ...base, extensions: { code: 'BAD_USER_INPUT' } }
-    if (!executed) return { message: error.message, ...base, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }
-    // Errors graphql-js raises itself during execution (argument coercion, non-null violations).
-    if (/^(Argument|Expected|Int cannot|String cannot|Enum|ID cannot)/.test(error.message)) {
-      return { message: error.message, ...base, extensions: { code: 'BAD_USER_INPUT' } }
-    }
+  const apiError = apiErrorOf(error.originalError)
+  if (apiError) return { message: apiError.detail, ...base, extensions: graphqlExtensions(apiError) }
+  // graphql-js's own error: none under it, or the one graphql-js wrapped (a scalar's coercion).
+  if (error.originalError === undefined || error.originalError instanceof GraphQLError) {
+    const code = graphqlPhaseCode(error, executed)
+    if (code !== 'INTERNAL_SERVER_ERROR') return { message: error.message, ...base, extensions: { code: graphqlCodeOf(code) } }
   }
   return { message: 'An internal error occurred; it has been logged.', ...base, extensions: { code: 'INTERNAL_SERVER_ERROR' } }
 }
@@ -116,9 +111,7 @@ function flatten(errors: readonly GraphQLError[]): GraphQLError[] {
     // (Node's AggregateError of one error per address).
     // A mutation over GET keeps its code (answered 405 below) rather than its bare inner error.
     const ownErrors =
-      error.originalError instanceof ApiError ||
-      isDatabaseUnavailable(error.originalError) ||
-      (error.originalError as { code?: unknown } | undefined)?.code === 'MER_ERR_METHOD_NOT_ALLOWED'
+      error.originalError instanceof ApiError || isDatabaseUnavailable(error.originalError) || isMethodNotAllowed(error.originalError)
     const nested = ownErrors ? undefined : (error.originalError as { errors?: unknown } | undefined)?.errors
     if (Array.isArray(nested)) {
       return nested.map((inner) =>
@@ -158,9 +151,7 @@ export function formatGraphqlErrors(
   }
   const modern = wantsGraphqlResponse(request?.headers.accept)
   // A mutation sent with GET is refused by HTTP method, whatever the media type (decisions §8).
-  if (
-    (execution.errors ?? []).some((error) => (error.originalError as { code?: string } | undefined)?.code === 'MER_ERR_METHOD_NOT_ALLOWED')
-  ) {
+  if ((execution.errors ?? []).some((error) => isMethodNotAllowed(error.originalError))) {
     context.reply?.header('allow', 'POST')
     return {
       statusCode: 405,
@@ -204,12 +195,17 @@ export function formatGraphqlErrors(
 
 /**
  * Subscription set-up errors do not pass through the error formatter: an ApiError raised while
- * subscribing is converted here, with the same code mapping.
+ * subscribing (a resolver's, a limit's, the connection's) is converted here, with the same
+ * extensions the formatter gives it; `nodes` locates it in the document.
  */
 export function subscriptionError(error: unknown): unknown {
-  if (!(error instanceof ApiError)) return error
-  return new GraphQLError(error.detail, {
-    originalError: error,
-    extensions: { code: CODE_BY_STATUS[error.status] ?? 'BAD_USER_INPUT', reason: error.code },
-  })
+  return error instanceof ApiError ? locatedApiError(error) : error
+}
+
+/**
+ * An ApiError as the GraphQLError that carries it, located at `nodes` of the document: thrown by
+ * the limits' hooks, so that a refused operation says where, over HTTP and WebSocket alike.
+ */
+export function locatedApiError(error: ApiError, nodes?: readonly ASTNode[]): GraphQLError {
+  return new GraphQLError(error.detail, { ...(nodes ? { nodes } : {}), originalError: error, extensions: graphqlExtensions(error) })
 }

@@ -140,7 +140,7 @@ export async function registerGraphiql(app: FastifyInstance, endpoint: string): 
   // caller's request budget (a page load fetches six).
   app.get<{ Params: { name: string } }>('/graphiql/assets/:name', { config: { rateLimit: false } }, async (request, reply) => {
     const asset = files.get(request.params.name)
-    if (!asset) throw new ApiError(404, 'NOT_FOUND', `No GraphiQL asset is named ${request.params.name}.`)
+    if (!asset) throw new ApiError('NOT_FOUND', `No GraphiQL asset is named ${request.params.name}.`)
     let body = contents.get(request.params.name)
     if (!body) {
       // The bundles name source maps that are not served; without the comment, browser dev tools

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs'
 import mercurius, { type CustomPubSub, type PersistedQueryProvider } from 'mercurius'
 import type { Caller } from '../auth/caller.ts'
 import type { AppConfig } from '../config.ts'
-import { unauthenticated } from '../errors.ts'
+import { ApiError, credentialRequired, graphqlCodeOf } from '../errors.ts'
 import { formatGraphqlErrors, GRAPHQL_RESPONSE_MEDIA_TYPE, wantsGraphqlResponse } from './errors.ts'
 import { createMemoryCostBucket, createRedisCostBucket } from './cost-bucket.ts'
 import { registerPublicDataCache } from './cache.ts'
@@ -56,9 +56,7 @@ function loadManifest(path: string): Record<string, string> {
  */
 function allowListedQueries(manifest: Record<string, string>): PersistedQueryProvider {
   const notAllowed = () =>
-    Object.assign(new Error("Only the persisted queries of this server's allow-list are executed."), {
-      code: 'PERSISTED_QUERY_NOT_ALLOWED',
-    })
+    new ApiError('PERSISTED_QUERY_NOT_ALLOWED', "Only the persisted queries of this server's allow-list are executed.")
   return {
     isPersistedQuery: () => true,
     // The listed document is what runs, whatever text came with the hash: nothing to re-check.
@@ -78,12 +76,12 @@ function allowListedQueries(manifest: Record<string, string>): PersistedQueryPro
 
 function rejectUnauthenticated(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
   if (request.caller) return undefined
-  const error = unauthenticated(request.credentialError ?? 'A bearer token is required.', request.credentialError !== undefined)
+  const error = credentialRequired(request.credentialError)
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value)
   if (request.cost) request.cost.errorCode = error.code
   return reply
     .code(401)
-    .send({ errors: [{ message: error.detail, extensions: { code: 'UNAUTHENTICATED' } }], extensions: { requestId: request.id } })
+    .send({ errors: [{ message: error.detail, extensions: { code: graphqlCodeOf(error.code) } }], extensions: { requestId: request.id } })
 }
 
 export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(

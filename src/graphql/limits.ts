@@ -18,8 +18,10 @@ import { GraphQLError, Kind, validate, type DocumentNode, type GraphQLSchema, ty
 import { collectFields } from 'graphql/execution/collectFields.js'
 import type { MercuriusContext, PreExecutionHookResponse } from 'mercurius'
 import type { AppConfig } from '../config.ts'
+import { ApiError } from '../errors.ts'
 import type { CostBucket } from './cost-bucket.ts'
 import { operationCost } from './cost.ts'
+import { locatedApiError } from './errors.ts'
 import { executingOperation, isIncluded, requestedOperationName, type ExecutingOperation } from './executing-operation.ts'
 import type { CostReport } from './index.ts'
 
@@ -71,15 +73,11 @@ export function mutationCount(schema: GraphQLSchema, operation: ExecutingOperati
 function refuseTooDeep(executing: ExecutingOperation, maxDepth: number): void {
   const depth = operationDepth(executing)
   if (depth > maxDepth) {
-    throw new GraphQLError(`The operation nests ${depth} levels deep; the limit is ${maxDepth}.`, {
-      nodes: [executing.operation],
-      extensions: { code: 'DEPTH_LIMIT_EXCEEDED', depth, maxDepth },
+    const error = new ApiError('DEPTH_LIMIT_EXCEEDED', `The operation nests ${depth} levels deep; the limit is ${maxDepth}.`, {
+      extensions: { depth, maxDepth },
     })
+    throw locatedApiError(error, [executing.operation])
   }
-}
-
-function limitError(code: 'COST_LIMIT_EXCEEDED' | 'RATE_LIMITED', message: string, extensions: Record<string, unknown>): Error {
-  return Object.assign(new Error(message), { code, extensions })
 }
 
 /** graphql's own errors for a request it would not execute (no such operation, variables that do not coerce). */
@@ -117,7 +115,7 @@ export function enforceOperationLimits(limits: GraphqlLimits, bucket: CostBucket
     // handler. The code is Mercurius' own, so errors.ts answers both alike (405, Allow: POST).
     const method = context.reply?.request.method
     if (operation.operation !== 'query' && method !== undefined && method !== 'POST') {
-      throw Object.assign(new Error(`A ${operation.operation} cannot be sent with ${method}.`), { code: 'MER_ERR_METHOD_NOT_ALLOWED' })
+      throw new ApiError('METHOD_NOT_ALLOWED', `A ${operation.operation} cannot be sent with ${method}.`)
     }
     // (Mercurius runs no preExecution for WebSocket subscriptions.) Over HTTP graphql-js would try to resolve a subscription field as a plain value and fail as
     // an internal error; subscriptions are served over WebSocket only.
@@ -137,18 +135,14 @@ export function enforceOperationLimits(limits: GraphqlLimits, bucket: CostBucket
       const current = await bucket.take(context.caller.subject, 0)
       if (current) context.cost = report(cost, current.available)
       if (mutations > limits.maxMutations) {
-        throw limitError(
+        throw new ApiError(
           'COST_LIMIT_EXCEEDED',
           `The operation runs ${mutations} mutations; the limit is ${limits.maxMutations} per request.`,
-          {
-            mutations,
-            maxMutations: limits.maxMutations,
-          },
+          { extensions: { mutations, maxMutations: limits.maxMutations } },
         )
       }
-      throw limitError('COST_LIMIT_EXCEEDED', `The operation costs ${cost} points; the limit is ${limits.maxCost}.`, {
-        cost,
-        maxCost: limits.maxCost,
+      throw new ApiError('COST_LIMIT_EXCEEDED', `The operation costs ${cost} points; the limit is ${limits.maxCost}.`, {
+        extensions: { cost, maxCost: limits.maxCost },
       })
     }
     const taken = await bucket.take(context.caller.subject, cost)
@@ -156,8 +150,8 @@ export function enforceOperationLimits(limits: GraphqlLimits, bucket: CostBucket
     if (taken) context.cost = report(cost, taken.available)
     if (taken && !taken.allowed) {
       context.reply?.header('retry-after', String(taken.retryAfterSeconds))
-      throw limitError('RATE_LIMITED', `Not enough points left: the operation costs ${cost}, ${taken.available} are available.`, {
-        retryAfter: taken.retryAfterSeconds,
+      throw new ApiError('RATE_LIMITED', `Not enough points left: the operation costs ${cost}, ${taken.available} are available.`, {
+        extensions: { retryAfter: taken.retryAfterSeconds },
       })
     }
     return operationCount(document) > 1 ? { document } : undefined
@@ -181,22 +175,22 @@ export function enforceSubscriptionLimits(limits: Pick<GraphqlLimits, 'maxDepth'
     id: string | number,
   ): Promise<void> {
     const [invalid] = validate(schema, document)
-    if (invalid) throw new GraphQLError(invalid.message, { nodes: invalid.nodes, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })
+    if (invalid) throw locatedApiError(new ApiError('GRAPHQL_VALIDATION_FAILED', invalid.message), invalid.nodes)
     const request = context.subscriptionRequest?.(String(id))
     const executing = executingOperation(schema, document, request?.operationName, request?.variables)
     if (!('operation' in executing)) {
       const [error] = executing
-      throw new GraphQLError(error?.message ?? 'The subscription cannot be executed.', {
-        nodes: error?.nodes,
-        extensions: { code: 'BAD_USER_INPUT' },
-      })
+      throw locatedApiError(new ApiError('BAD_USER_INPUT', error?.message ?? 'The subscription cannot be executed.'), error?.nodes)
     }
     refuseTooDeep(executing, limits.maxDepth)
     const cost = operationCost(schema, executing)
     if (cost > limits.maxCost) {
-      throw new GraphQLError(`Each event of this subscription costs ${cost} points to resolve; the limit is ${limits.maxCost}.`, {
-        extensions: { code: 'COST_LIMIT_EXCEEDED', cost, maxCost: limits.maxCost },
-      })
+      const error = new ApiError(
+        'COST_LIMIT_EXCEEDED',
+        `Each event of this subscription costs ${cost} points to resolve; the limit is ${limits.maxCost}.`,
+        { extensions: { cost, maxCost: limits.maxCost } },
+      )
+      throw locatedApiError(error, [executing.operation])
     }
   }
 }

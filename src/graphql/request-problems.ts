@@ -10,7 +10,7 @@
 import type { FastifyInstance } from 'fastify'
 import { ApiError } from '../errors.ts'
 
-export const badGraphqlRequest = (detail: string) => new ApiError(400, 'BAD_REQUEST', detail)
+export const badGraphqlRequest = (detail: string) => new ApiError('BAD_REQUEST', detail)
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 
@@ -27,22 +27,26 @@ export function requestShapeProblem(body: unknown): string | undefined {
   return undefined
 }
 
+/**
+ * Fastify and Mercurius errors that mean the request itself was malformed, by their code, with
+ * what a client is told: all BAD_REQUEST on /graphql, where GraphQL-over-HTTP answers 400 for a
+ * request that is not one GraphQL request (REST maps the same Fastify codes in problem-json.ts).
+ */
+export const MALFORMED_GRAPHQL_REQUESTS: Readonly<Record<string, string>> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'The request body is larger than 1 MiB.',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Send the request as application/json (or a GET with a query string).',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'The body is not valid JSON.',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'The body is not valid JSON.',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'The body is not valid JSON.',
+  MER_ERR_GQL_PERSISTED_QUERY_MISMATCH: 'The persisted query hash does not match the query sent with it.',
+}
+
 /** Fastify and Mercurius errors that mean the request itself was malformed, as BAD_REQUEST. */
 export function requestProblem(error: unknown): ApiError | undefined {
   if (typeof error !== 'object' || error === null) return undefined
   const { code, statusCode, validation } = error as { code?: unknown; statusCode?: unknown; validation?: unknown }
-  switch (code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return badGraphqlRequest('The request body is larger than 1 MiB.')
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return badGraphqlRequest('Send the request as application/json (or a GET with a query string).')
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return badGraphqlRequest('The body is not valid JSON.')
-    case 'MER_ERR_GQL_PERSISTED_QUERY_MISMATCH':
-      return badGraphqlRequest('The persisted query hash does not match the query sent with it.')
-  }
+  const known = typeof code === 'string' && Object.hasOwn(MALFORMED_GRAPHQL_REQUESTS, code) ? MALFORMED_GRAPHQL_REQUESTS[code] : undefined
+  if (known !== undefined) return badGraphqlRequest(known)
   // JSON.parse's own errors, and secure-json-parse refusing `__proto__` or `constructor.prototype`.
   if (error instanceof SyntaxError && (statusCode === 400 || code === 'MER_ERR_GQL_VALIDATION')) {
     return badGraphqlRequest(`The request is not valid JSON: ${error.message}`)

@@ -22,10 +22,12 @@
  */
 import websocket from '@fastify/websocket'
 import type { FastifyInstance } from 'fastify'
-import { GraphQLError } from 'graphql'
+import type { GraphQLError } from 'graphql'
 import type { IncomingMessage } from 'node:http'
 import type { WebSocket } from 'ws'
 import type { Caller } from '../auth/caller.ts'
+import { ApiError, credentialRequired } from '../errors.ts'
+import { locatedApiError } from './errors.ts'
 
 const CLOSE_INVALID_MESSAGE = 4400
 const CLOSE_UNAUTHORIZED = 4401
@@ -111,8 +113,9 @@ function isSubscribePayload(payload: unknown): boolean {
   return typeof payload === 'object' && payload !== null && 'query' in payload && typeof payload.query === 'string'
 }
 
-function refused(message: string, extensions: Record<string, unknown>): GraphQLError {
-  return new GraphQLError(message, { extensions: { code: 'BAD_REQUEST', ...extensions } })
+/** A subscribe the connection does not take, as the `error` message on its id. */
+function refused(code: 'BAD_REQUEST' | 'TOO_MANY_SUBSCRIPTIONS', message: string, extensions: Record<string, unknown> = {}): GraphQLError {
+  return locatedApiError(new ApiError(code, message, { extensions }))
 }
 
 /**
@@ -183,8 +186,11 @@ export async function registerSubscriptionTransport(
       if (caller) {
         connection.caller = caller
         closeAtExpiry(caller.expiresAt)
-      } else if (error !== undefined) socket.close(CLOSE_FORBIDDEN, `Forbidden: ${error}`.slice(0, 123))
-      else socket.close(CLOSE_UNAUTHORIZED, 'Unauthorized: send {"Authorization": "Bearer <token>"} in connection_init')
+      } else {
+        const refusal = credentialRequired(error, 'connection_init')
+        if (error !== undefined) socket.close(CLOSE_FORBIDDEN, `Forbidden: ${refusal.detail}`.slice(0, 123))
+        else socket.close(CLOSE_UNAUTHORIZED, `Unauthorized: ${refusal.detail}`.slice(0, 123))
+      }
     }
 
     const subscribe = ({ id, payload }: ClientMessage) => {
@@ -260,16 +266,17 @@ export async function registerSubscriptionTransport(
     subscriptionRequest: (socket, id) => connections.get(socket)?.operations.get(id)?.request,
     admitSubscription(socket, id) {
       const operation = connections.get(socket)?.operations.get(id)
-      if (socket.readyState !== socket.OPEN) throw refused('The connection is closing.', {})
+      if (socket.readyState !== socket.OPEN) throw refused('BAD_REQUEST', 'The connection is closing.')
       // Every subscribe Mercurius handles went through the message listener above first.
-      if (!operation) throw refused('The connection did not take this operation.', {})
+      if (!operation) throw refused('BAD_REQUEST', 'The connection did not take this operation.')
       if (!operation.holdsSlot) {
         throw refused(
+          'TOO_MANY_SUBSCRIPTIONS',
           `This connection already carries ${options.maxSubscriptions} subscriptions, the most one connection may: complete one or open another connection.`,
-          { reason: 'TOO_MANY_SUBSCRIPTIONS', limit: options.maxSubscriptions },
+          { limit: options.maxSubscriptions },
         )
       }
-      if (operation.completedByClient) throw refused('The client completed this operation before it started.', {})
+      if (operation.completedByClient) throw refused('BAD_REQUEST', 'The client completed this operation before it started.')
     },
   }
 }

@@ -57,7 +57,7 @@ export function registerOperations(app: FastifyInstance, handlers: OperationHand
         const type = mediaType(request.headers['content-type'])
         if (accepted.length === 0 || type === undefined || !accepted.includes(type)) {
           const wanted = accepted.length === 0 ? 'no body' : accepted.join(' or ')
-          throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', `This operation takes ${wanted}, not ${type ?? 'an untyped body'}.`)
+          throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `This operation takes ${wanted}, not ${type ?? 'an untyped body'}.`)
         }
       },
       preValidation: async (request) => {

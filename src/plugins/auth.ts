@@ -7,7 +7,7 @@ import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Caller } from '../auth/caller.ts'
 import { createTokenVerifier } from '../auth/tokens.ts'
-import { unauthenticated } from '../errors.ts'
+import { credentialRequired } from '../errors.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -22,8 +22,7 @@ declare module 'fastify' {
 
 export function requireCaller(request: FastifyRequest): Caller {
   if (request.caller) return request.caller
-  const sent = request.credentialError !== undefined
-  throw unauthenticated(request.credentialError ?? 'A bearer token is required.', sent)
+  throw credentialRequired(request.credentialError)
 }
 
 export default fp<{ jwtSecret: string }>(

@@ -8,7 +8,7 @@ import fp from 'fastify-plugin'
 import FindMyWay, { type HTTPMethod } from 'find-my-way'
 import { constraintViolation } from '../db/constraint-violation.ts'
 import { isDatabaseUnavailable } from '../db/database-unavailable.ts'
-import { ApiError, databaseUnavailable, problemKind, type FieldError } from '../errors.ts'
+import { ApiError, codeForStatus, databaseUnavailable, isErrorCode, problemKind, validationFailed, type FieldError } from '../errors.ts'
 import { fieldErrorsFromValidation } from '../http/validation.ts'
 import { redactCredentials } from '../http/redact-credentials.ts'
 
@@ -24,6 +24,9 @@ export interface ProblemBody {
   errors?: FieldError[]
 }
 
+/** The request's URL as a URI reference: a `%` that starts no escape is itself escaped. */
+const asUriReference = (url: string) => url.replace(/%(?![0-9A-Fa-f]{2})/g, '%25')
+
 export function problemFromError(error: ApiError, request: FastifyRequest): ProblemBody {
   const kind = problemKind(error.status)
   return {
@@ -31,7 +34,7 @@ export function problemFromError(error: ApiError, request: FastifyRequest): Prob
     title: kind.title,
     status: error.status,
     detail: error.detail,
-    instance: redactCredentials(request.url),
+    instance: asUriReference(redactCredentials(request.url)),
     code: error.code,
     requestId: request.id,
     ...(error.errors ? { errors: error.errors } : {}),
@@ -45,40 +48,58 @@ export function sendProblem(reply: FastifyReply, error: ApiError): FastifyReply 
   return reply.code(error.status).type('application/problem+json').send(problemFromError(error, reply.request))
 }
 
+/**
+ * Every Fastify error that can reach a client, by its `FST_ERR_*` code, as the catalogue error it
+ * stands for: a Fastify code is never an API code. Validation errors (FST_ERR_VALIDATION) carry
+ * `validation` and are mapped with their field errors in `toApiError`; a 4xx that is not listed
+ * here gets its status' generic code (`codeForStatus`).
+ */
+export const FASTIFY_ERRORS: Readonly<Record<string, () => ApiError>> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: () => new ApiError('PAYLOAD_TOO_LARGE', 'The request body is larger than 1 MiB.'),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
+    new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json (PATCH also takes application/merge-patch+json).'),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => new ApiError('MALFORMED_BODY', 'The body is empty but its Content-Type says JSON.'),
+  FST_ERR_CTP_INVALID_JSON_BODY: () => new ApiError('MALFORMED_BODY', 'The body is not valid JSON.'),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new ApiError('MALFORMED_BODY', 'The body is not valid JSON.'),
+  FST_ERR_BAD_URL: () => new ApiError('INVALID_URL', 'The URL is not valid (a malformed percent-encoding).'),
+  FST_ERR_INVALID_URL: () => new ApiError('INVALID_URL', 'The URL is not valid.'),
+  FST_ERR_MAX_PARAM_LENGTH: () => new ApiError('URI_TOO_LONG', 'A path parameter is longer than this server accepts.'),
+  FST_ERR_NOT_FOUND: () => new ApiError('NOT_FOUND', 'No route matches this request.'),
+}
+
 /** Maps anything thrown while handling a request to the ApiError it stands for. */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error
   const fastifyError = error as FastifyError & { validationContext?: string }
   if (fastifyError.validation) {
     const errors = fieldErrorsFromValidation(fastifyError.validation, fastifyError.validationContext)
-    return new ApiError(400, 'VALIDATION_FAILED', `The request is invalid: ${errors.length} problem(s) found.`, { errors })
+    return validationFailed(errors)
   }
-  switch (fastifyError.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ApiError(413, 'PAYLOAD_TOO_LARGE', 'The request body is larger than 1 MiB.')
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ApiError(
-        415,
-        'UNSUPPORTED_MEDIA_TYPE',
-        'Send the body as application/json (PATCH also takes application/merge-patch+json).',
-      )
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new ApiError(400, 'MALFORMED_BODY', 'The body is empty but its Content-Type says JSON.')
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new ApiError(400, 'MALFORMED_BODY', 'The body is not valid JSON.')
-  }
+  const known =
+    typeof fastifyError.code === 'string' && Object.hasOwn(FASTIFY_ERRORS, fastifyError.code)
+      ? FASTIFY_ERRORS[fastifyError.code]
+      : undefined
+  if (known) return known()
   if (error instanceof SyntaxError && fastifyError.statusCode === 400) {
-    return new ApiError(400, 'MALFORMED_BODY', 'The body is not valid JSON.')
+    return new ApiError('MALFORMED_BODY', 'The body is not valid JSON.')
   }
   if (isDatabaseUnavailable(error)) return databaseUnavailable(error)
   const violation = constraintViolation(error)
   if (violation) return violation
   const status = fastifyError.statusCode
   if (typeof status === 'number' && status >= 400 && status < 500) {
-    return new ApiError(status, fastifyError.code ?? 'BAD_REQUEST', fastifyError.message)
+    // A plugin's own 4xx: its status' catalogue code, its code kept only if the catalogue lists it.
+    return new ApiError(isErrorCode(fastifyError.code) ? fastifyError.code : codeForStatus(status), fastifyError.message)
   }
-  return new ApiError(500, 'INTERNAL', 'An unexpected error occurred; it has been logged.', { cause: error })
+  return new ApiError('INTERNAL', 'An unexpected error occurred; it has been logged.', { cause: error })
+}
+
+/**
+ * Fastify's `frameworkErrors`: errors the router raises before any route (and so any error
+ * handler) is chosen, answered like every other error.
+ */
+export function answerFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendProblem(reply, toApiError(error))
 }
 
 export default fp(
@@ -108,12 +129,12 @@ export default fp(
       if (allowed.length > 0) {
         return sendProblem(
           reply,
-          new ApiError(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}.`, {
+          new ApiError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}.`, {
             headers: { allow: allowed.join(', ') },
           }),
         )
       }
-      return sendProblem(reply, new ApiError(404, 'NOT_FOUND', `No route matches ${request.method} ${path}.`))
+      return sendProblem(reply, new ApiError('NOT_FOUND', `No route matches ${request.method} ${path}.`))
     })
   },
   { name: 'problem-json' },

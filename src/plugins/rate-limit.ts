@@ -50,14 +50,9 @@ export default fp<RateLimitOptions>(
       reply.header('ratelimit-policy', `"default";q=${budget.max};w=${windowSeconds}`)
       reply.header('ratelimit', `"default";r=${budget.remaining};t=${reset}`)
       if (budget.isExceeded) {
-        throw new ApiError(
-          429,
-          'RATE_LIMITED',
-          `Rate limit of ${budget.max} requests per ${windowSeconds} s exceeded; retry in ${reset} s.`,
-          {
-            headers: { 'retry-after': String(reset) },
-          },
-        )
+        throw new ApiError('RATE_LIMITED', `Rate limit of ${budget.max} requests per ${windowSeconds} s exceeded; retry in ${reset} s.`, {
+          headers: { 'retry-after': String(reset) },
+        })
       }
     }
 

@@ -23,7 +23,7 @@ export default fp(
       if (!request.url.startsWith('/api/')) return
       const versions = requestedVersions(request.headers.accept)
       if (versions.length > 0 && !versions.some((version) => SUPPORTED_VERSIONS.has(version))) {
-        throw new ApiError(406, 'VERSION_NOT_ACCEPTABLE', `API version ${versions.join(', ')} is not available; this server has version 1.`)
+        throw new ApiError('VERSION_NOT_ACCEPTABLE', `API version ${versions.join(', ')} is not available; this server has version 1.`)
       }
     })
   },

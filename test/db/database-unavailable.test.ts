@@ -58,7 +58,7 @@ t.test('errors of the request or of the code are not outages', async (t) => {
     ['40001 serialization_failure', driverError('could not serialize access', '40001')],
     ['57P04 database_dropped is not a transient outage', driverError('database dropped', '57P04')],
     ['a message that merely mentions a connection', new Error('Connection terminated by the user, said the log')],
-    ['an ApiError', new ApiError(409, 'CONFLICT', 'Connection terminated')],
+    ['an ApiError', new ApiError('CONFLICT', 'Connection terminated')],
     ['a TypeError', new TypeError("Cannot read properties of undefined (reading 'id')")],
     ['an empty AggregateError', new AggregateError([])],
     ['an AggregateError mixing an outage and a bug', new AggregateError([driverError('x', 'ECONNREFUSED'), new Error('boom')])],

@@ -27,7 +27,7 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
       request.log.warn({ err: error }, 'readiness check failed')
       return sendProblem(
         reply,
-        new ApiError(503, 'SERVICE_UNAVAILABLE', 'The database is unreachable.', {
+        new ApiError('SERVICE_UNAVAILABLE', 'The database is unreachable.', {
           headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
         }),
       )
@@ -38,7 +38,7 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
       request.log.warn({ reason: eventsProblem }, 'readiness check failed: events')
       return sendProblem(
         reply,
-        new ApiError(503, 'EVENTS_UNAVAILABLE', 'This instance cannot deliver events to subscribers.', { headers: { 'retry-after': '5' } }),
+        new ApiError('EVENTS_UNAVAILABLE', 'This instance cannot deliver events to subscribers.', { headers: { 'retry-after': '5' } }),
       )
     }
     const redis = app.redis ? { redis: await redisStatus(app.redis) } : {}
