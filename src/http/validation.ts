@@ -5,7 +5,8 @@
  * decimal integer (src/record-id.ts). Both report every error, not only the first, and
  * never strip unknown properties (the contract's `additionalProperties: false` rejects them).
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import type { ErrorObject, ValidateFunction } from 'ajv'
+import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormatsModule from 'ajv-formats'
 import type { FastifySchemaCompiler } from 'fastify'
 import type { FieldError, ProblemLocation } from '../errors.ts'
@@ -13,15 +14,21 @@ import { parseRecordId, RECORD_ID_RULE } from '../record-id.ts'
 import { findUnstorableText } from '../storable-text.ts'
 
 // ajv-formats is CommonJS with a default export; under NodeNext it arrives wrapped.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => Ajv2020
 
-export function createAjv(coerceTypes: boolean): Ajv {
-  const ajv = new Ajv({
+/**
+ * AJV for the contract's own schemas: OpenAPI 3.1's dialect is JSON Schema 2020-12, and strict
+ * mode makes a keyword AJV does not know fail when its schema compiles instead of being ignored.
+ */
+export function createAjv(coerceTypes: boolean): Ajv2020 {
+  const ajv = new Ajv2020({
     coerceTypes,
     allErrors: true,
     removeAdditional: false,
     useDefaults: true,
-    strict: false,
+    strict: true,
+    // `type: [integer, 'null']` is how OpenAPI 3.1 writes a nullable value.
+    allowUnionTypes: true,
   })
   addFormats(ajv)
   // The contract's integer formats, checked rather than ignored.

@@ -2,7 +2,7 @@
 import type { AppConfig } from '../../config.ts'
 import type { OperationHandlers } from '../../http/register-operations.ts'
 import { answerWrite, baseUrl, caller, ifMatch, sendCollection, sendNestedCollection, sendRecord } from '../../http/rest.ts'
-import type { Article, Comment } from '../../generated/openapi/schemas.ts'
+import type { Article, Comment } from '../../contract-types.ts'
 import type { ArticlesService } from './articles.service.ts'
 
 type IdParams = { id: number }

@@ -3,7 +3,7 @@ import type { AppConfig } from '../../config.ts'
 import type { OperationHandlers } from '../../http/register-operations.ts'
 import { answerWrite, baseUrl, caller, ifMatch, sendCollection, sendNestedCollection, sendRecord } from '../../http/rest.ts'
 import type { OrderStatus } from '../../db/schema.ts'
-import type { Order } from '../../generated/openapi/schemas.ts'
+import type { Order } from '../../contract-types.ts'
 import type { OrderAction, OrdersService } from './orders.service.ts'
 
 interface ListQuery {

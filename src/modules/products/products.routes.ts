@@ -2,7 +2,7 @@
 import type { AppConfig } from '../../config.ts'
 import type { OperationHandlers } from '../../http/register-operations.ts'
 import { answerWrite, caller, sendCollection } from '../../http/rest.ts'
-import type { Product } from '../../generated/openapi/schemas.ts'
+import type { Product } from '../../contract-types.ts'
 import type { ProductsService } from './products.service.ts'
 
 export function productHandlers(products: ProductsService, config: AppConfig): OperationHandlers {

@@ -2,7 +2,7 @@
 import type { AppConfig } from '../../config.ts'
 import type { OperationHandlers } from '../../http/register-operations.ts'
 import { answerWrite, baseUrl, caller, sendCollection, sendRecord } from '../../http/rest.ts'
-import type { User } from '../../generated/openapi/schemas.ts'
+import type { User } from '../../contract-types.ts'
 import type { UsersService } from './users.service.ts'
 
 export function userHandlers(users: UsersService, config: AppConfig): OperationHandlers {
