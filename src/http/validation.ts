@@ -107,7 +107,12 @@ function fieldMessage(error: ErrorObject): string {
 
 export function fieldErrorsFromValidation(errors: ErrorObject[] | unknown, context: string | undefined): FieldError[] {
   const location = locations[context ?? 'body'] ?? 'body'
-  const list = (Array.isArray(errors) ? errors : []) as ErrorObject[]
+  // `type: [integer, 'null']` fails as one error; named per type, as each alternative of a union is.
+  const list = ((Array.isArray(errors) ? errors : []) as ErrorObject[]).flatMap((error) => {
+    const types = (error.params as { type?: unknown }).type
+    if (error.keyword !== 'type' || !Array.isArray(types)) return [error]
+    return types.map((type) => ({ ...error, message: `must be ${String(type)}` }))
+  })
   // A nullable or union value fails every branch; the branch errors say more than "anyOf".
   const specific = list.filter((error) => error.keyword !== 'anyOf' && error.keyword !== 'oneOf')
   // An enum is generated as a union of literals: one "const" error per allowed value, which say
