@@ -1,5 +1,5 @@
 /**
- * Checks a response against openapi.yaml itself — not against the generated TypeBox code, so the
+ * Checks a response against openapi.yaml itself — not against the schemas generated from it, so the
  * server is never checked only against its own output. A response must be documented for its
  * operation (its status, or `default`), carry a documented media type, match that schema, and
  * carry the headers the contract marks required.

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import { priceItems } from '../modules/orders/order-pricing.ts'
-import type { OrderStatus } from '../generated/openapi/schemas.ts'
+import type { OrderStatus } from '../contract-types.ts'
 import type { Database } from './schema.ts'
 
 /**

@@ -5,7 +5,8 @@
  * decimal integer (src/record-id.ts). Both report every error, not only the first, and
  * never strip unknown properties (the contract's `additionalProperties: false` rejects them).
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import type { ErrorObject, ValidateFunction } from 'ajv'
+import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormatsModule from 'ajv-formats'
 import type { FastifySchemaCompiler } from 'fastify'
 import type { FieldError, ProblemLocation } from '../errors.ts'
@@ -13,15 +14,21 @@ import { parseRecordId, RECORD_ID_RULE } from '../record-id.ts'
 import { findUnstorableText } from '../storable-text.ts'
 
 // ajv-formats is CommonJS with a default export; under NodeNext it arrives wrapped.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => Ajv2020
 
-export function createAjv(coerceTypes: boolean): Ajv {
-  const ajv = new Ajv({
+/**
+ * AJV for the contract's own schemas: OpenAPI 3.1's dialect is JSON Schema 2020-12, and strict
+ * mode makes a keyword AJV does not know fail when its schema compiles instead of being ignored.
+ */
+export function createAjv(coerceTypes: boolean): Ajv2020 {
+  const ajv = new Ajv2020({
     coerceTypes,
     allErrors: true,
     removeAdditional: false,
     useDefaults: true,
-    strict: false,
+    strict: true,
+    // `type: [integer, 'null']` is how OpenAPI 3.1 writes a nullable value.
+    allowUnionTypes: true,
   })
   addFormats(ajv)
   // The contract's integer formats, checked rather than ignored.
@@ -100,7 +107,12 @@ function fieldMessage(error: ErrorObject): string {
 
 export function fieldErrorsFromValidation(errors: ErrorObject[] | unknown, context: string | undefined): FieldError[] {
   const location = locations[context ?? 'body'] ?? 'body'
-  const list = (Array.isArray(errors) ? errors : []) as ErrorObject[]
+  // `type: [integer, 'null']` fails as one error; named per type, as each alternative of a union is.
+  const list = ((Array.isArray(errors) ? errors : []) as ErrorObject[]).flatMap((error) => {
+    const types = (error.params as { type?: unknown }).type
+    if (error.keyword !== 'type' || !Array.isArray(types)) return [error]
+    return types.map((type) => ({ ...error, message: `must be ${String(type)}` }))
+  })
   // A nullable or union value fails every branch; the branch errors say more than "anyOf".
   const specific = list.filter((error) => error.keyword !== 'anyOf' && error.keyword !== 'oneOf')
   // An enum is generated as a union of literals: one "const" error per allowed value, which say

@@ -13,7 +13,7 @@ import {
   payloadOf,
   subscriber,
 } from '../../graphql/arguments.ts'
-import type { Article, Comment } from '../../generated/openapi/schemas.ts'
+import type { Article, Comment } from '../../contract-types.ts'
 import { toConnection, type Connection } from '../../graphql/connection.ts'
 import { lookupPerSize } from '../../pagination/per-parent.ts'
 

@@ -1,7 +1,7 @@
 /** All SQL for orders and their items. Plain functions taking the database or a transaction first. */
 import { sql } from 'kysely'
 import type { OrderItemRow, OrderRow } from '../../db/schema.ts'
-import type { OrderStatus } from '../../generated/openapi/schemas.ts'
+import type { OrderStatus } from '../../contract-types.ts'
 import { keysetPage } from '../../db/keyset.ts'
 import { findRowsPerParent } from '../../db/rows-per-parent.ts'
 import type { Executor } from '../../db/transaction.ts'

@@ -1,101 +1,75 @@
 /** REST handlers for orders, by operationId: parse, call the service, shape the answer. */
 import type { AppConfig } from '../../config.ts'
-import type { OperationHandlers } from '../../http/register-operations.ts'
-import { answerWrite, baseUrl, caller, ifMatch, sendCollection, sendNestedCollection, sendRecord } from '../../http/rest.ts'
-import type { OrderStatus } from '../../generated/openapi/schemas.ts'
-import type { Order } from '../../generated/openapi/schemas.ts'
+import type { Order } from '../../contract-types.ts'
+import { ifMatch } from '../../http/conditional-requests.ts'
+import { sendCollection, sendNestedCollection, sendRecord } from '../../http/envelopes.ts'
+import { operationUrl } from '../../http/locations.ts'
+import type { OperationHandler, OperationHandlers } from '../../http/register-operations.ts'
+import { answerWrite } from '../../http/write-answers.ts'
+import { requireCaller } from '../../plugins/auth.ts'
 import type { OrderAction, OrdersService } from './orders.service.ts'
 
-interface ListQuery {
-  status?: OrderStatus
-  user_id?: number
-  sort?: string
-  cursor?: string
-  limit: number
-  fields?: string
-}
-
-type IdParams = { id: number }
-type ItemsBody = { items?: Array<{ sku: string; qty: number }> }
-
 export function orderHandlers(orders: OrdersService, config: AppConfig): OperationHandlers {
-  const location = (request: Parameters<typeof baseUrl>[0], id: number) => `${baseUrl(request, config.publicUrl)}/api/v1/orders/${id}`
-
+  // payOrder, cancelOrder and refundOrder take the same path and body.
   const action =
-    (kind: OrderAction): OperationHandlers['payOrder'] =>
-    async (request, reply) => {
-      const { id } = request.params as IdParams
-      const reason = (request.body as { reason?: string } | undefined)?.reason
-      return answerWrite<Order>(
+    (kind: OrderAction): OperationHandler<'payOrder'> =>
+    async (request, reply) =>
+      answerWrite<Order>(
         request,
         reply,
-        (idempotency) => orders.transition(caller(request), id, kind, reason, { idempotency, precondition: ifMatch(request) }),
+        (idempotency) =>
+          orders.transition(requireCaller(request), request.params.id, kind, request.body.reason, {
+            idempotency,
+            precondition: ifMatch(request),
+          }),
         { status: 200 },
       )
-    }
 
   return {
     listOrders: async (request, reply) => {
-      const query = request.query as ListQuery
-      const page = await orders.list(caller(request), {
-        status: query.status,
-        userId: query.user_id,
-        sort: query.sort,
-        cursor: query.cursor,
-        limit: query.limit,
-      })
-      return sendCollection(request, reply, config.publicUrl, page, query.fields)
+      const { status, user_id, sort, cursor, limit, fields } = request.query
+      const page = await orders.list(requireCaller(request), { status, userId: user_id, sort, cursor, limit })
+      return sendCollection(request, reply, config.publicUrl, page, fields)
     },
 
-    createOrder: async (request, reply) => {
-      const body = request.body as Required<ItemsBody>
-      return answerWrite<Order>(request, reply, (idempotency) => orders.create(caller(request), { items: body.items }, { idempotency }), {
-        status: 201,
-        location: (order) => location(request, order.id),
-      })
-    },
+    createOrder: async (request, reply) =>
+      answerWrite<Order>(
+        request,
+        reply,
+        (idempotency) => orders.create(requireCaller(request), { items: request.body.items }, { idempotency }),
+        { status: 201, location: (order) => operationUrl(request, config.publicUrl, 'getOrder', { id: order.id }) },
+      ),
 
     getOrder: async (request, reply) => {
-      const { id } = request.params as IdParams
-      const order = await orders.get(caller(request), id)
-      return sendRecord(reply, order, (request.query as { fields?: string }).fields)
+      const order = await orders.get(requireCaller(request), request.params.id)
+      return sendRecord(reply, order, request.query.fields)
     },
 
     replaceOrder: async (request, reply) => {
-      const { id } = request.params as IdParams
-      const order = await orders.replaceItems(caller(request), id, (request.body as Required<ItemsBody>).items, ifMatch(request))
+      const order = await orders.replaceItems(requireCaller(request), request.params.id, request.body.items, ifMatch(request))
       return sendRecord(reply, order)
     },
 
     updateOrder: async (request, reply) => {
-      const { id } = request.params as IdParams
-      const order = await orders.replaceItems(caller(request), id, (request.body as ItemsBody).items, ifMatch(request))
+      const order = await orders.replaceItems(requireCaller(request), request.params.id, request.body.items, ifMatch(request))
       return sendRecord(reply, order)
     },
 
     deleteOrder: async (request, reply) => {
-      const { id } = request.params as IdParams
-      await orders.remove(caller(request), id, ifMatch(request))
+      await orders.remove(requireCaller(request), request.params.id, ifMatch(request))
       return reply.code(204).send()
     },
 
     listOrderItems: async (request, reply) => {
-      const { id } = request.params as IdParams
-      const query = request.query as { cursor?: string; limit: number; fields?: string }
-      const page = await orders.listItems(caller(request), id, { cursor: query.cursor, limit: query.limit })
-      return sendNestedCollection(reply, page, query.fields)
+      const { cursor, limit, fields } = request.query
+      const page = await orders.listItems(requireCaller(request), request.params.id, { cursor, limit })
+      return sendNestedCollection(reply, page, fields)
     },
 
     listUserOrders: async (request, reply) => {
-      const { id } = request.params as IdParams
-      const query = request.query as Omit<ListQuery, 'user_id'>
-      const page = await orders.listOfUser(caller(request), id, {
-        status: query.status,
-        sort: query.sort,
-        cursor: query.cursor,
-        limit: query.limit,
-      })
-      return sendNestedCollection(reply, page, query.fields)
+      const { status, sort, cursor, limit, fields } = request.query
+      const page = await orders.listOfUser(requireCaller(request), request.params.id, { status, sort, cursor, limit })
+      return sendNestedCollection(reply, page, fields)
     },
 
     payOrder: action('payment'),

@@ -1,7 +1,7 @@
 /** GraphQL for the product catalog, over the products service. */
 import type { MercuriusContext } from 'mercurius'
 import { callerOf, idempotencyClaimOf, namedAsArguments, parseCount, payloadOf } from '../../graphql/arguments.ts'
-import type { Product } from '../../generated/openapi/schemas.ts'
+import type { Product } from '../../contract-types.ts'
 import { toConnection, type Connection } from '../../graphql/connection.ts'
 
 export const productResolvers = {

@@ -1,7 +1,7 @@
 /** GraphQL for users and companies, over the users service. */
 import type { MercuriusContext } from 'mercurius'
 import { callerOf, idempotencyClaimOf, namedAsArguments, orNull, parseCount, parseId, payloadOf } from '../../graphql/arguments.ts'
-import type { User } from '../../generated/openapi/schemas.ts'
+import type { User } from '../../contract-types.ts'
 import { toConnection, type Connection } from '../../graphql/connection.ts'
 
 type UserWithCursor = User & { cursor?: string }

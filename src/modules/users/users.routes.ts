@@ -1,31 +1,30 @@
 /** REST handlers for users, by operationId. */
 import type { AppConfig } from '../../config.ts'
+import type { User } from '../../contract-types.ts'
+import { sendCollection, sendRecord } from '../../http/envelopes.ts'
+import { operationUrl } from '../../http/locations.ts'
 import type { OperationHandlers } from '../../http/register-operations.ts'
-import { answerWrite, baseUrl, caller, sendCollection, sendRecord } from '../../http/rest.ts'
-import type { User } from '../../generated/openapi/schemas.ts'
+import { answerWrite } from '../../http/write-answers.ts'
+import { requireCaller } from '../../plugins/auth.ts'
 import type { UsersService } from './users.service.ts'
 
 export function userHandlers(users: UsersService, config: AppConfig): OperationHandlers {
   return {
     listUsers: async (request, reply) => {
-      const query = request.query as { cursor?: string; limit: number; fields?: string }
-      const page = await users.list(caller(request), { cursor: query.cursor, limit: query.limit })
-      return sendCollection(request, reply, config.publicUrl, page, query.fields)
+      const { cursor, limit, fields } = request.query
+      const page = await users.list(requireCaller(request), { cursor, limit })
+      return sendCollection(request, reply, config.publicUrl, page, fields)
     },
 
-    createUser: async (request, reply) => {
-      const body = request.body as { name: string; company_id?: number | null }
-      const location = (user: User) => `${baseUrl(request, config.publicUrl)}/api/v1/users/${user.id}`
-      return answerWrite<User>(request, reply, (idempotency) => users.create(caller(request), body, { idempotency }), {
+    createUser: async (request, reply) =>
+      answerWrite<User>(request, reply, (idempotency) => users.create(requireCaller(request), request.body, { idempotency }), {
         status: 201,
-        location,
-      })
-    },
+        location: (user) => operationUrl(request, config.publicUrl, 'getUser', { id: user.id }),
+      }),
 
     getUser: async (request, reply) => {
-      const { id } = request.params as { id: number }
-      const user = await users.get(caller(request), id)
-      return sendRecord(reply, user, (request.query as { fields?: string }).fields)
+      const user = await users.get(requireCaller(request), request.params.id)
+      return sendRecord(reply, user, request.query.fields)
     },
   }
 }

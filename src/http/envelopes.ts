@@ -1,23 +1,11 @@
 /**
- * What every REST handler needs and no domain function should know: absolute URLs, list
- * envelopes, sparse fieldsets, conditional writes and idempotent POSTs.
+ * How REST answers with records: one record (with its ETag), a top-level collection (envelope A),
+ * a nested one (envelope B), each reduced to the fields a client asked for (`fields=`).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { Caller } from '../auth/caller.ts'
-import type { Written } from '../db/transaction.ts'
-import { idempotencyKeyOfHeader, validateIdempotencyKey, type IdempotencyClaim } from '../idempotency.ts'
-import { requireCaller } from '../plugins/auth.ts'
-import { etagOf, requireIfMatch } from '../plugins/http-caching.ts'
 import type { Page } from '../pagination/page.ts'
-
-export function caller(request: FastifyRequest): Caller {
-  return requireCaller(request)
-}
-
-/** PUBLIC_URL when configured, else the scheme and host the client used. */
-export function baseUrl(request: FastifyRequest, publicUrl: string | undefined): string {
-  return publicUrl ?? `${request.protocol}://${request.host}`
-}
+import { etagOf } from '../plugins/http-caching.ts'
+import { baseUrl } from './locations.ts'
 
 /** The same request with a new cursor: every other query parameter is kept as it was sent. */
 export function nextPageUrl(request: FastifyRequest, publicUrl: string | undefined, cursor: string | null): string | null {
@@ -78,45 +66,4 @@ export function sendNestedCollection<T extends object>(reply: FastifyReply, page
   const names = parseFields(fields)
   const body = { data: page.data.map((record) => pick(record, names)), next_cursor: page.nextCursor }
   return names ? sendSparse(reply, body) : reply.send(body)
-}
-
-export function ifMatch(request: FastifyRequest): (current: object) => void {
-  return (current) => requireIfMatch(request, etagOf(current))
-}
-
-/** How a REST write is answered on success: its status, and for a creation where the record lives. */
-export interface WriteAnswer<T> {
-  status: 200 | 201
-  location?: (value: T) => string
-}
-
-/**
- * Answers a write that `write` makes: with the record, its ETag and, for a creation, Location.
- * A POST that carries an Idempotency-Key (decisions §7) hands the service its claim: the service
- * runs the write at most once per key, and a stored result is answered marked as replayed.
- */
-export async function answerWrite<T extends object>(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  write: (idempotency: IdempotencyClaim<T> | undefined) => Promise<Written<T>>,
-  answer: WriteAnswer<T>,
-): Promise<FastifyReply> {
-  const written = await write(idempotencyClaim(request, answer))
-  if (written.replayed) reply.header('idempotent-replayed', 'true')
-  const location = answer.location?.(written.value)
-  if (location) reply.header('location', location)
-  return reply.code(answer.status).header('etag', etagOf(written.value)).send(written.value)
-}
-
-function idempotencyClaim<T>(request: FastifyRequest, answer: WriteAnswer<T>): IdempotencyClaim<T> | undefined {
-  const header = request.headers['idempotency-key']
-  if (typeof header !== 'string') return undefined
-  const key = idempotencyKeyOfHeader(header)
-  validateIdempotencyKey(key, 'header')
-  return {
-    caller: caller(request).subject,
-    key,
-    fingerprint: { method: request.method, path: request.url, body: request.body ?? null },
-    answer: (value) => ({ status: answer.status, location: answer.location?.(value) }),
-  }
 }

@@ -1,0 +1,15 @@
+/**
+ * The contract's component schemas as TypeScript types, named as openapi.yaml names them: aliases
+ * of openapi-typescript's `components` (src/generated/openapi/paths.ts), so a shape is written once.
+ */
+import type { components } from './generated/openapi/paths.ts'
+
+type Schemas = components['schemas']
+
+export type Order = Schemas['Order']
+export type OrderItem = Schemas['OrderItem']
+export type OrderStatus = Schemas['OrderStatus']
+export type Product = Schemas['Product']
+export type User = Schemas['User']
+export type Article = Schemas['Article']
+export type Comment = Schemas['Comment']
