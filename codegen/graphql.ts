@@ -12,7 +12,7 @@ import { codegen } from '@graphql-codegen/core'
 import * as typescript from '@graphql-codegen/typescript'
 import * as typescriptOperations from '@graphql-codegen/typescript-operations'
 import * as typescriptResolvers from '@graphql-codegen/typescript-resolvers'
-import { buildSchema, type DocumentNode, getOperationAST, isObjectType, parse } from 'graphql'
+import { buildSchema, type DocumentNode, getOperationAST, isObjectType, parse, Source } from 'graphql'
 import { banner, type GeneratedFile } from './generated-file.ts'
 
 const pluginMap = { typescript, 'typescript-resolvers': typescriptResolvers, 'typescript-operations': typescriptOperations }
@@ -41,7 +41,7 @@ export async function generateGraphqlFiles(root: string): Promise<GeneratedFile[
   const files = (await readdir(join(root, 'operations'))).filter((name) => name.endsWith('.graphql')).sort()
   const queries = await Promise.all(files.map((file) => readFile(join(root, 'operations', file), 'utf8')))
   const hashes = queries.map((query) => createHash('sha256').update(query, 'utf8').digest('hex'))
-  const documents = queries.map((query) => parse(query))
+  const documents = queries.map((query, index) => parse(new Source(query, `operations/${files[index]}`)))
   const typedDocuments = documents.map((document, index) => {
     const operation = getOperationAST(document)
     if (!operation?.name) throw new Error(`operations/${files[index]}: one named operation per file, so that its hash names it`)

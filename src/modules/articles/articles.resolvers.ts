@@ -9,23 +9,21 @@ import type { MercuriusContext } from 'mercurius'
 import mercurius from 'mercurius'
 import { subscriptionError } from '../../graphql/errors.ts'
 import { subscribeBounded } from '../../graphql/pubsub.ts'
-import type { Article, Comment } from '../../generated/openapi/schemas.ts'
-import { toConnection, type Connection } from '../../graphql/connection.ts'
+import type { Comment } from '../../generated/openapi/schemas.ts'
+import { toConnection } from '../../graphql/connection.ts'
 import type { Page } from '../../pagination/page.ts'
-
-type WithCursor<T> = T & { cursor?: string }
 
 export const articleResolvers: Resolvers = {
   Query: {
     article: (_, args, ctx) => orNull(ctx.app.services.articles.get(callerOf(ctx), parseId(args.id, 'id'))),
-    articles: async (_, args, ctx): Promise<Array<WithCursor<Article>>> => {
+    articles: async (_, args, ctx) => {
       const page = await ctx.app.services.articles.list(callerOf(ctx), {
         cursor: args.after ?? undefined,
         limit: parseCount(args.first, 'first'),
       })
       return page.data.map((article, index) => ({ ...article, cursor: page.cursors![index]! }))
     },
-    articlesConnection: async (_, args, ctx): Promise<Connection<WithCursor<Article>>> => {
+    articlesConnection: async (_, args, ctx) => {
       const page = await ctx.app.services.articles.list(callerOf(ctx), {
         cursor: args.after ?? undefined,
         limit: parseCount(args.first, 'first'),

@@ -23,9 +23,8 @@ import { isOwnerOrAdmin, requireScope } from '../../auth/policy.ts'
 import { subscriptionError } from '../../graphql/errors.ts'
 import { subscribeBounded } from '../../graphql/pubsub.ts'
 import { forbidden } from '../../errors.ts'
-import { toConnection, type Connection } from '../../graphql/connection.ts'
+import { toConnection } from '../../graphql/connection.ts'
 
-type OrderWithCursor = Order & { cursor?: string }
 type OrderEvent = { orderId: number; userId: number; order: Order }
 
 /**
@@ -64,7 +63,7 @@ export const orderResolvers: Resolvers = {
   Query: {
     order: (_, args, ctx) => orNull(ctx.app.services.orders.get(callerOf(ctx), parseId(args.id, 'id'))),
 
-    orders: async (_, args, ctx): Promise<OrderWithCursor[]> => {
+    orders: async (_, args, ctx) => {
       const page = await ctx.app.services.orders.list(callerOf(ctx), {
         status: args.status ?? undefined,
         userId: args.userId == null ? undefined : parseId(args.userId, 'userId'),
@@ -74,7 +73,7 @@ export const orderResolvers: Resolvers = {
       return page.data.map((order, index) => ({ ...order, cursor: page.cursors![index]! }))
     },
 
-    ordersConnection: async (_, args, ctx): Promise<Connection<OrderWithCursor>> => {
+    ordersConnection: async (_, args, ctx) => {
       const page = await ctx.app.services.orders.list(callerOf(ctx), {
         status: args.status ?? undefined,
         userId: args.userId == null ? undefined : parseId(args.userId, 'userId'),

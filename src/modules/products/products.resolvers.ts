@@ -3,8 +3,7 @@ import type { Resolvers } from '../../generated/graphql/types.ts'
 import { parseCount } from '../../graphql/arguments.ts'
 import { callerOf } from '../../graphql/caller.ts'
 import { idempotencyClaimOf, namedAsArguments, payloadOf } from '../../graphql/mutations.ts'
-import type { Product } from '../../generated/openapi/schemas.ts'
-import { toConnection, type Connection } from '../../graphql/connection.ts'
+import { toConnection } from '../../graphql/connection.ts'
 
 export const productResolvers: Resolvers = {
   Query: {
@@ -16,7 +15,7 @@ export const productResolvers: Resolvers = {
       })
       return page.data
     },
-    productsConnection: async (_, args, ctx): Promise<Connection<Product>> =>
+    productsConnection: async (_, args, ctx) =>
       toConnection(
         await ctx.app.services.products.list(callerOf(ctx), { cursor: args.after ?? undefined, limit: parseCount(args.first, 'first') }),
         args.after,

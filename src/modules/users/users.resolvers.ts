@@ -5,23 +5,20 @@ import { parseCount, parseId } from '../../graphql/arguments.ts'
 import { callerOf } from '../../graphql/caller.ts'
 import { idempotencyClaimOf, namedAsArguments, payloadOf } from '../../graphql/mutations.ts'
 import { orNull } from '../../graphql/or-null.ts'
-import type { User } from '../../generated/openapi/schemas.ts'
-import { toConnection, type Connection } from '../../graphql/connection.ts'
-
-type UserWithCursor = User & { cursor?: string }
+import { toConnection } from '../../graphql/connection.ts'
 
 export const userResolvers: Resolvers = {
   Query: {
     user: (_, args, ctx) => orNull(ctx.app.services.users.get(callerOf(ctx), parseId(args.id, 'id'))),
     me: (_, _args, ctx) => ctx.app.services.users.get(callerOf(ctx), callerOf(ctx).userId),
-    users: async (_, args, ctx): Promise<UserWithCursor[]> => {
+    users: async (_, args, ctx) => {
       const page = await ctx.app.services.users.list(callerOf(ctx), {
         cursor: args.after ?? undefined,
         limit: parseCount(args.first, 'first'),
       })
       return page.data.map((user) => ({ ...user, cursor: ctx.app.services.users.cursorOf(user) }))
     },
-    usersConnection: async (_, args, ctx): Promise<Connection<User>> =>
+    usersConnection: async (_, args, ctx) =>
       toConnection(
         await ctx.app.services.users.list(callerOf(ctx), { cursor: args.after ?? undefined, limit: parseCount(args.first, 'first') }),
         args.after,
