@@ -43,6 +43,7 @@ export async function registerPublicDataCache(app: FastifyInstance): Promise<voi
     storage: redis
       ? {
           type: 'redis',
+          // The typings ask for `invalidate`; the storage turns invalidation on for any object given here.
           options: { client: redis, log: storageLog, invalidation: { invalidate: true, referencesTTL: PUBLIC_CACHE_TTL_SECONDS * 2 } },
         }
       : { type: 'memory', options: { size: 2048, invalidation: true } },
