@@ -33,7 +33,7 @@ import eventsPlugin from './plugins/events.ts'
 import { createServices } from './services.ts'
 import { createCacheInvalidator } from './graphql/cache.ts'
 import { healthRoutes } from './modules/meta/health.routes.ts'
-import { graphqlPlugin } from './graphql/index.ts'
+import { graphqlPlugin } from './graphql/plugin.ts'
 
 export interface BuildAppOptions {
   config: AppConfig

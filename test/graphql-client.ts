@@ -3,7 +3,7 @@
  * variables and results are checked by the type checker against schema.graphql.
  */
 import type { FastifyInstance } from 'fastify'
-import type { TypedDocument } from '../src/generated/graphql/operations.ts'
+import type { TypedDocument } from '../src/graphql/typed-document.ts'
 
 export interface GraphqlResponse<Result> {
   status: number

@@ -10,8 +10,8 @@
  * served until its TTL ends.
  */
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
-import mercuriusCacheModule from 'mercurius-cache'
 import type { MercuriusContext } from 'mercurius'
+import mercuriusCacheModule, { type MercuriusCacheOptions } from 'mercurius-cache'
 
 export const PUBLIC_CACHE_TTL_SECONDS = 10
 
@@ -22,9 +22,10 @@ export const cacheReferences = {
   products: 'products',
 }
 
-// mercurius-cache is CommonJS; under NodeNext its default export arrives wrapped.
-const mercuriusCache = ((mercuriusCacheModule as unknown as { default?: unknown }).default ??
-  mercuriusCacheModule) as FastifyPluginAsync<never>
+// mercurius-cache is CommonJS and its typings declare an ES default export, so under NodeNext the
+// default import is typed as the module object although at run time it is the plugin itself.
+const mercuriusCache = ((mercuriusCacheModule as unknown as { default?: FastifyPluginAsync<MercuriusCacheOptions> }).default ??
+  mercuriusCacheModule) as FastifyPluginAsync<MercuriusCacheOptions>
 
 const perCaller = (_source: unknown, _args: unknown, context: MercuriusContext) => `caller:${context.caller.subject}`
 
@@ -40,7 +41,11 @@ export async function registerPublicDataCache(app: FastifyInstance): Promise<voi
   await app.register(mercuriusCache, {
     ttl: PUBLIC_CACHE_TTL_SECONDS,
     storage: redis
-      ? { type: 'redis', options: { client: redis, log: storageLog, invalidation: { referencesTTL: PUBLIC_CACHE_TTL_SECONDS * 2 } } }
+      ? {
+          type: 'redis',
+          // The typings ask for `invalidate`; the storage turns invalidation on for any object given here.
+          options: { client: redis, log: storageLog, invalidation: { invalidate: true, referencesTTL: PUBLIC_CACHE_TTL_SECONDS * 2 } },
+        }
       : { type: 'memory', options: { size: 2048, invalidation: true } },
     // Disconnected, every command would fail at once: skip the cache without trying.
     ...(redis
@@ -64,13 +69,14 @@ export async function registerPublicDataCache(app: FastifyInstance): Promise<voi
         products: { extendKey: perCaller, references: () => [cacheReferences.products] },
       },
     },
-  } as never)
+  })
 }
 
 /** Called by the services after they change public data, whichever style made the change. */
 export function createCacheInvalidator(app: FastifyInstance): (references: string[]) => Promise<void> {
   return async (references) => {
-    const graphqlCache = (app as unknown as { graphql?: { cache?: { invalidate(refs: string[]): Promise<void> } } }).graphql?.cache
+    // Undefined until the GraphQL plugin has registered the cache.
+    const graphqlCache = app.graphql?.cache
     if (!graphqlCache) return
     try {
       await graphqlCache.invalidate(references)

@@ -23,7 +23,7 @@ import type { CostBucket } from './cost-bucket.ts'
 import { operationCost } from './cost.ts'
 import { locatedApiError } from './errors.ts'
 import { executingOperation, isIncluded, requestedOperationName, type ExecutingOperation } from './executing-operation.ts'
-import type { CostReport } from './index.ts'
+import type { CostReport } from './context.ts'
 
 type GraphqlLimits = Pick<AppConfig['graphql'], 'maxDepth' | 'maxCost' | 'maxMutations'>
 

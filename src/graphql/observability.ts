@@ -6,13 +6,10 @@
  */
 import type { Span } from '@opentelemetry/api'
 import type { FastifyInstance } from 'fastify'
-import { getOperationAST } from 'graphql'
-import type { MercuriusContext } from 'mercurius'
+import { GraphQLScalarType, getOperationAST } from 'graphql'
+import type { IResolverObject, IResolvers, MercuriusContext, MercuriusLoaders } from 'mercurius'
 import type { Tracing } from '../plugins/tracing.ts'
 import { requestedOperationName } from './executing-operation.ts'
-
-type FieldMap = Record<string, Record<string, unknown>>
-type Loader = (queries: unknown[], context: MercuriusContext) => Promise<unknown[]>
 
 interface OperationSpans {
   parse?: Span
@@ -92,19 +89,20 @@ function traceOperations(app: FastifyInstance, { tracer, api }: Tracing): void {
  * Loaders wrapped so that each batch is a span under graphql.execute, and the statements it runs
  * are spans under it. Unchanged while tracing is off.
  */
-export function tracedLoaders(app: FastifyInstance, loaders: FieldMap): FieldMap {
+export function tracedLoaders(app: FastifyInstance, loaders: MercuriusLoaders): MercuriusLoaders {
   const tracing = app.tracing
   if (!tracing) return loaders
   const { tracer, api } = tracing
-  const traced: FieldMap = {}
+  const traced: MercuriusLoaders = {}
   for (const [type, fields] of Object.entries(loaders)) {
-    traced[type] = {}
+    const tracedFields: MercuriusLoaders[string] = {}
+    traced[type] = tracedFields
     for (const [field, loader] of Object.entries(fields)) {
       if (typeof loader !== 'function') {
-        traced[type][field] = loader
+        tracedFields[field] = loader
         continue
       }
-      traced[type][field] = (queries: unknown[], context: TracedContext) => {
+      tracedFields[field] = (queries, context: TracedContext) => {
         const execute = context[SPANS]?.execute
         const parent = execute ? api.trace.setSpan(api.context.active(), execute) : api.context.active()
         return tracer.startActiveSpan(
@@ -113,7 +111,7 @@ export function tracedLoaders(app: FastifyInstance, loaders: FieldMap): FieldMap
           parent,
           async (span) => {
             try {
-              return await (loader as Loader)(queries, context)
+              return await loader(queries, context)
             } catch (error) {
               span.recordException(error as Error)
               span.setStatus({ code: api.SpanStatusCode.ERROR })
@@ -133,22 +131,23 @@ export function tracedLoaders(app: FastifyInstance, loaders: FieldMap): FieldMap
  * Root resolvers (Query, Mutation) run in graphql.execute's context, so that their statements are
  * spans under it rather than under the HTTP handler. Unchanged while tracing is off.
  */
-export function tracedResolvers(app: FastifyInstance, resolvers: FieldMap): FieldMap {
+export function tracedResolvers(app: FastifyInstance, resolvers: IResolvers): IResolvers {
   const tracing = app.tracing
   if (!tracing) return resolvers
   const { api } = tracing
-  const traced: FieldMap = { ...resolvers }
+  const traced: IResolvers = { ...resolvers }
   for (const type of ['Query', 'Mutation']) {
     const fields = resolvers[type]
-    if (!fields) continue
-    traced[type] = {}
+    if (!fields || typeof fields !== 'object' || fields instanceof GraphQLScalarType) continue
+    const tracedFields: IResolverObject = {}
+    traced[type] = tracedFields
     for (const [field, resolve] of Object.entries(fields)) {
-      traced[type][field] =
+      tracedFields[field] =
         typeof resolve !== 'function'
           ? resolve
-          : (root: unknown, args: unknown, context: TracedContext, info: unknown) => {
+          : (root, args, context: TracedContext, info) => {
               const execute = context[SPANS]?.execute
-              const run = () => (resolve as (...a: unknown[]) => unknown)(root, args, context, info)
+              const run = () => resolve(root, args, context, info)
               return execute ? api.context.with(api.trace.setSpan(api.context.active(), execute), run) : run()
             }
     }

@@ -82,9 +82,11 @@ export function createBoundedPubSub(queueLimit: number): BoundedPubSub {
  * above, closing the subscriber's connection when it overflows.
  */
 export function subscribeBounded(context: MercuriusContext, topic: string) {
-  const subscribe = context.pubsub.subscribe as unknown as (
-    topic: string,
-    onOverflow?: () => void,
-  ) => ReturnType<MercuriusContext['pubsub']['subscribe']>
-  return subscribe.call(context.pubsub, topic, context.closeAsTooSlow)
+  // Mercurius hands the arguments after the topic to our pubsub's subscribe, after its queue.
+  return context.pubsub.subscribe(topic, context.closeAsTooSlow)
+}
+
+/** Whether the app's pubsub is ours (Mercurius types it as its own default pubsub). */
+export function isBoundedPubSub(pubsub: object | undefined): pubsub is BoundedPubSub {
+  return pubsub !== undefined && 'subscriptionCount' in pubsub && typeof pubsub.subscriptionCount === 'function'
 }

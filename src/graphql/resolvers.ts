@@ -6,25 +6,27 @@ import { articleLoaders, articleResolvers } from '../modules/articles/articles.r
 import { orderLoaders, orderResolvers } from '../modules/orders/orders.resolvers.ts'
 import { productResolvers } from '../modules/products/products.resolvers.ts'
 import { userLoaders, userResolvers } from '../modules/users/users.resolvers.ts'
+import type { Resolvers } from '../generated/graphql/types.ts'
+import type { Loaders } from './loaders.ts'
 
-type FieldMap = Record<string, Record<string, unknown>>
-
-function merge(...maps: FieldMap[]): FieldMap {
-  const merged: FieldMap = {}
+/** The modules' maps of type → field → function as one, refusing a field that two modules define. */
+function merge<FieldMaps extends Record<string, object | undefined>>(...maps: FieldMaps[]): FieldMaps {
+  const merged: Record<string, object> = {}
   for (const map of maps) {
     for (const [type, fields] of Object.entries(map)) {
-      for (const field of Object.keys(fields)) {
-        if (merged[type]?.[field] !== undefined) throw new Error(`${type}.${field} is resolved twice`)
+      for (const field of Object.keys(fields ?? {})) {
+        if (merged[type] && Object.hasOwn(merged[type], field)) throw new Error(`${type}.${field} is resolved twice`)
       }
       merged[type] = { ...merged[type], ...fields }
     }
   }
-  return merged
+  // Each type holds the union of the maps' fields, each from exactly one map: the maps' own shape.
+  return merged as FieldMaps
 }
 
-export function graphqlResolvers(): { resolvers: FieldMap; loaders: FieldMap } {
+export function graphqlResolvers(): { resolvers: Resolvers; loaders: Loaders } {
   return {
-    resolvers: merge(orderResolvers, userResolvers, productResolvers, articleResolvers),
-    loaders: merge(orderLoaders, userLoaders, articleLoaders),
+    resolvers: merge<Resolvers>(orderResolvers, userResolvers, productResolvers, articleResolvers),
+    loaders: merge<Loaders>(orderLoaders, userLoaders, articleLoaders),
   }
 }

@@ -14,7 +14,7 @@ import fp from 'fastify-plugin'
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { outboxBacklog } from '../db/repositories/outbox.ts'
 import { unauthenticated } from '../errors.ts'
-import type { BoundedPubSub } from '../graphql/pubsub.ts'
+import { isBoundedPubSub } from '../graphql/pubsub.ts'
 import { sendProblem } from './problem-json.ts'
 import { redisStatus } from './redis.ts'
 import { routeName } from './request-cost.ts'
@@ -238,8 +238,8 @@ export default fp<MetricsOptions>(
       labelNames: ['topic'],
       registers,
       collect() {
-        const pubsub = app.graphql?.pubsub as unknown as Partial<BoundedPubSub> | undefined
-        if (typeof pubsub?.subscriptionCount !== 'function') return
+        const pubsub = app.graphql?.pubsub
+        if (!isBoundedPubSub(pubsub)) return
         for (const topic of EVENT_TOPICS) this.set({ topic }, pubsub.subscriptionCount(topic))
       },
     })

@@ -1,44 +1,30 @@
 /** GraphQL for articles and comments, over the articles service; related records through loaders. */
+import type { Resolvers, SubscriptionCommentAddedArgs } from '../../generated/graphql/types.ts'
+import type { Loaders } from '../../graphql/loaders.ts'
+import { parseCount, parseId } from '../../graphql/arguments.ts'
+import { callerOf, subscriber } from '../../graphql/caller.ts'
+import { idempotencyClaimOf, namedAsArguments, payloadOf } from '../../graphql/mutations.ts'
+import { orNull } from '../../graphql/or-null.ts'
 import type { MercuriusContext } from 'mercurius'
 import mercurius from 'mercurius'
 import { subscriptionError } from '../../graphql/errors.ts'
 import { subscribeBounded } from '../../graphql/pubsub.ts'
-import {
-  callerOf,
-  idempotencyClaimOf,
-  namedAsArguments,
-  orNull,
-  parseCount,
-  parseId,
-  payloadOf,
-  subscriber,
-} from '../../graphql/arguments.ts'
-import type { Article, Comment } from '../../contract-types.ts'
-import { toConnection, type Connection } from '../../graphql/connection.ts'
+import type { Comment } from '../../contract-types.ts'
+import { toConnection } from '../../graphql/connection.ts'
+import type { Page } from '../../pagination/page.ts'
 import { lookupPerSize } from '../../pagination/per-parent.ts'
 
-type WithCursor<T> = T & { cursor?: string }
-
-export const articleResolvers = {
+export const articleResolvers: Resolvers = {
   Query: {
-    article: (_: unknown, args: { id: string }, ctx: MercuriusContext) =>
-      orNull(ctx.app.services.articles.get(callerOf(ctx), parseId(args.id, 'id'))),
-    articles: async (
-      _: unknown,
-      args: { first?: number | null; after?: string | null },
-      ctx: MercuriusContext,
-    ): Promise<Array<WithCursor<Article>>> => {
+    article: (_, args, ctx) => orNull(ctx.app.services.articles.get(callerOf(ctx), parseId(args.id, 'id'))),
+    articles: async (_, args, ctx) => {
       const page = await ctx.app.services.articles.list(callerOf(ctx), {
         cursor: args.after ?? undefined,
         limit: parseCount(args.first, 'first'),
       })
       return page.data.map((article, index) => ({ ...article, cursor: page.cursors![index]! }))
     },
-    articlesConnection: async (
-      _: unknown,
-      args: { first?: number | null; after?: string | null },
-      ctx: MercuriusContext,
-    ): Promise<Connection<WithCursor<Article>>> => {
+    articlesConnection: async (_, args, ctx) => {
       const page = await ctx.app.services.articles.list(callerOf(ctx), {
         cursor: args.after ?? undefined,
         limit: parseCount(args.first, 'first'),
@@ -47,14 +33,14 @@ export const articleResolvers = {
     },
   },
   Mutation: {
-    createArticle: (_: unknown, args: { input: { title: string; body: string }; idempotencyKey?: string | null }, ctx: MercuriusContext) =>
+    createArticle: (_, args, ctx) =>
       namedAsArguments(
         'input',
         payloadOf(
           ctx.app.services.articles.create(callerOf(ctx), args.input, { idempotency: idempotencyClaimOf(ctx, 'createArticle', args) }),
         ),
       ),
-    updateArticle: (_: unknown, args: { id: string; input: { title?: string | null; body?: string | null } }, ctx: MercuriusContext) =>
+    updateArticle: (_, args, ctx) =>
       namedAsArguments(
         'input',
         ctx.app.services.articles.update(callerOf(ctx), parseId(args.id, 'id'), {
@@ -62,12 +48,12 @@ export const articleResolvers = {
           body: args.input.body ?? undefined,
         }),
       ),
-    deleteArticle: async (_: unknown, args: { id: string }, ctx: MercuriusContext) => {
+    deleteArticle: async (_, args, ctx) => {
       const id = parseId(args.id, 'id')
       await ctx.app.services.articles.remove(callerOf(ctx), id)
       return String(id)
     },
-    addComment: (_: unknown, args: { articleId: string; input: { body: string }; idempotencyKey?: string | null }, ctx: MercuriusContext) =>
+    addComment: (_, args, ctx) =>
       namedAsArguments(
         'input',
         payloadOf(
@@ -80,7 +66,7 @@ export const articleResolvers = {
   Subscription: {
     commentAdded: {
       subscribe: mercurius.withFilter(
-        (_root: unknown, args: { articleId: string }, ctx: MercuriusContext) => {
+        (_root: unknown, args: SubscriptionCommentAddedArgs, ctx: MercuriusContext) => {
           try {
             subscriber(ctx)
             parseId(args.articleId, 'articleId')
@@ -89,29 +75,28 @@ export const articleResolvers = {
           }
           return subscribeBounded(ctx, 'comment.added')
         },
-        (payload: { articleId: number }, args: { articleId: string }) => String(payload.articleId) === String(args.articleId),
+        (payload: { articleId: number }, args: SubscriptionCommentAddedArgs) => String(payload.articleId) === String(args.articleId),
       ),
       resolve: (payload: { comment: Comment }) => payload.comment,
     },
   },
   Article: {
-    createdAt: (article: Article) => article.created_at,
-    updatedAt: (article: Article) => article.updated_at,
-    cursor: (article: WithCursor<Article>, _: unknown, ctx: MercuriusContext) =>
-      article.cursor ?? ctx.app.services.articles.cursorOf(article),
+    createdAt: (article) => article.created_at,
+    updatedAt: (article) => article.updated_at,
+    cursor: (article, _, ctx) => article.cursor ?? ctx.app.services.articles.cursorOf(article),
   },
   Comment: {
-    createdAt: (comment: Comment) => comment.created_at,
-    cursor: (comment: Comment, _: unknown, ctx: MercuriusContext) => ctx.app.services.articles.commentCursor(comment),
+    createdAt: (comment) => comment.created_at,
+    cursor: (comment, _, ctx) => ctx.app.services.articles.commentCursor(comment),
   },
 }
 
 /** The public profile only (the users service decides what that is): a User is private to that user and admins. */
 const authors = (ids: number[], ctx: MercuriusContext) => ctx.app.services.users.authorsByIds(callerOf(ctx), [...new Set(ids)])
 
-export const articleLoaders = {
+export const articleLoaders: Loaders = {
   Article: {
-    author: async (queries: Array<{ obj: Article }>, ctx: MercuriusContext) => {
+    author: async (queries, ctx) => {
       const found = await authors(
         queries.map((q) => q.obj.author_id),
         ctx,
@@ -119,7 +104,7 @@ export const articleLoaders = {
       return queries.map(({ obj }) => found.get(obj.author_id) ?? null)
     },
     /** The first N comments of each article in one statement; a page `after` a cursor is looked up per article. */
-    comments: async (queries: Array<{ obj: Article; params: { first?: number | null; after?: string | null } }>, ctx: MercuriusContext) => {
+    comments: async (queries, ctx) => {
       const service = ctx.app.services.articles
       const fresh = queries.filter((q) => !q.params.after)
       const firstComments = await lookupPerSize(
@@ -135,10 +120,7 @@ export const articleLoaders = {
       )
     },
     /** `comments` as a connection, batched the same way: first pages of every article in one statement. */
-    commentsConnection: async (
-      queries: Array<{ obj: Article; params: { first?: number | null; after?: string | null } }>,
-      ctx: MercuriusContext,
-    ) => {
+    commentsConnection: async (queries, ctx) => {
       const service = ctx.app.services.articles
       const fresh = queries.filter((q) => !q.params.after)
       const firstPages = await lookupPerSize(
@@ -157,14 +139,14 @@ export const articleLoaders = {
     },
   },
   Comment: {
-    author: async (queries: Array<{ obj: Comment }>, ctx: MercuriusContext) => {
+    author: async (queries, ctx) => {
       const found = await authors(
         queries.map((q) => q.obj.author_id),
         ctx,
       )
       return queries.map(({ obj }) => found.get(obj.author_id) ?? null)
     },
-    article: async (queries: Array<{ obj: Comment }>, ctx: MercuriusContext) => {
+    article: async (queries, ctx) => {
       const articles = await ctx.app.services.articles.articlesByIds(callerOf(ctx), [...new Set(queries.map((q) => q.obj.article_id))])
       return queries.map(({ obj }) => articles.get(obj.article_id) ?? null)
     },

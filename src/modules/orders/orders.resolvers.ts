@@ -3,20 +3,30 @@
  * reach related records (Order.user, Item.product, User.orders) are loaders: one set-based
  * statement per field per execution step, whatever the number of parents.
  */
+import type {
+  MutationCancelOrderArgs,
+  MutationPayOrderArgs,
+  MutationRefundOrderArgs,
+  Resolvers,
+  SubscriptionOrderStatusChangedArgs,
+} from '../../generated/graphql/types.ts'
+import type { Loaders } from '../../graphql/loaders.ts'
+import { parseCount, parseId } from '../../graphql/arguments.ts'
+import { callerOf, subscriber } from '../../graphql/caller.ts'
+import { idempotencyClaimOf, namedAsArguments, payloadOf } from '../../graphql/mutations.ts'
+import { orNull } from '../../graphql/or-null.ts'
 import type { MercuriusContext } from 'mercurius'
-import { callerOf, idempotencyClaimOf, namedAsArguments, orNull, parseCount, parseId, payloadOf } from '../../graphql/arguments.ts'
-import type { OrderStatus } from '../../generated/graphql/types.ts'
 import type { OrderAction } from './orders.service.ts'
-import type { Order, OrderItem, User } from '../../contract-types.ts'
+import type { Order } from '../../contract-types.ts'
 import mercurius from 'mercurius'
 import { isOwnerOrAdmin, requireScope } from '../../auth/policy.ts'
-import { lookupPerSize } from '../../pagination/per-parent.ts'
-import { subscriber } from '../../graphql/arguments.ts'
 import { subscriptionError } from '../../graphql/errors.ts'
 import { subscribeBounded } from '../../graphql/pubsub.ts'
-import { toConnection, type Connection } from '../../graphql/connection.ts'
+import { forbidden } from '../../errors.ts'
+import { toConnection } from '../../graphql/connection.ts'
+import { lookupPerSize } from '../../pagination/per-parent.ts'
+import { subscriber } from '../../graphql/caller.ts'
 
-type OrderWithCursor = Order & { cursor?: string }
 type OrderEvent = { orderId: number; userId: number; order: Order }
 
 /**
@@ -40,8 +50,8 @@ function subscribeTo<Args>(topic: string, matches: (payload: OrderEvent, args: A
 
 /** The order as the event recorded it; its related fields resolve through the usual loaders. */
 const resolveOrder = (payload: OrderEvent) => payload.order
-type ItemInput = { items: Array<{ sku: string; qty: number }> }
-type ActionArgs = { id: string; reason?: string | null; idempotencyKey?: string | null }
+/** The arguments payOrder, cancelOrder and refundOrder share. */
+type ActionArgs = MutationPayOrderArgs | MutationCancelOrderArgs | MutationRefundOrderArgs
 
 /** payOrder, cancelOrder and refundOrder: one state transition each. */
 const transition = (ctx: MercuriusContext, field: string, action: OrderAction, args: ActionArgs) =>
@@ -51,16 +61,11 @@ const transition = (ctx: MercuriusContext, field: string, action: OrderAction, a
     }),
   )
 
-export const orderResolvers = {
+export const orderResolvers: Resolvers = {
   Query: {
-    order: (_: unknown, args: { id: string }, ctx: MercuriusContext) =>
-      orNull(ctx.app.services.orders.get(callerOf(ctx), parseId(args.id, 'id'))),
+    order: (_, args, ctx) => orNull(ctx.app.services.orders.get(callerOf(ctx), parseId(args.id, 'id'))),
 
-    orders: async (
-      _: unknown,
-      args: { status?: OrderStatus | null; userId?: string | null; first?: number | null; after?: string | null },
-      ctx: MercuriusContext,
-    ): Promise<OrderWithCursor[]> => {
+    orders: async (_, args, ctx) => {
       const page = await ctx.app.services.orders.list(callerOf(ctx), {
         status: args.status ?? undefined,
         userId: args.userId == null ? undefined : parseId(args.userId, 'userId'),
@@ -70,11 +75,7 @@ export const orderResolvers = {
       return page.data.map((order, index) => ({ ...order, cursor: page.cursors![index]! }))
     },
 
-    ordersConnection: async (
-      _: unknown,
-      args: { status?: OrderStatus | null; userId?: string | null; first?: number | null; after?: string | null },
-      ctx: MercuriusContext,
-    ): Promise<Connection<OrderWithCursor>> => {
+    ordersConnection: async (_, args, ctx) => {
       const page = await ctx.app.services.orders.list(callerOf(ctx), {
         status: args.status ?? undefined,
         userId: args.userId == null ? undefined : parseId(args.userId, 'userId'),
@@ -87,24 +88,22 @@ export const orderResolvers = {
   },
 
   Mutation: {
-    createOrder: (_: unknown, args: { input: ItemInput; idempotencyKey?: string | null }, ctx: MercuriusContext) =>
+    createOrder: (_, args, ctx) =>
       namedAsArguments(
         'input',
         payloadOf(ctx.app.services.orders.create(callerOf(ctx), args.input, { idempotency: idempotencyClaimOf(ctx, 'createOrder', args) })),
       ),
 
-    updateOrder: (_: unknown, args: { id: string; input: ItemInput }, ctx: MercuriusContext) =>
+    updateOrder: (_, args, ctx) =>
       namedAsArguments('input', ctx.app.services.orders.replaceItems(callerOf(ctx), parseId(args.id, 'id'), args.input.items)),
 
-    payOrder: (_: unknown, args: ActionArgs, ctx: MercuriusContext) => namedAsArguments('', transition(ctx, 'payOrder', 'payment', args)),
+    payOrder: (_, args, ctx) => namedAsArguments('', transition(ctx, 'payOrder', 'payment', args)),
 
-    cancelOrder: (_: unknown, args: ActionArgs, ctx: MercuriusContext) =>
-      namedAsArguments('', transition(ctx, 'cancelOrder', 'cancellation', args)),
+    cancelOrder: (_, args, ctx) => namedAsArguments('', transition(ctx, 'cancelOrder', 'cancellation', args)),
 
-    refundOrder: (_: unknown, args: ActionArgs, ctx: MercuriusContext) =>
-      namedAsArguments('', transition(ctx, 'refundOrder', 'refund', args)),
+    refundOrder: (_, args, ctx) => namedAsArguments('', transition(ctx, 'refundOrder', 'refund', args)),
 
-    deleteOrder: async (_: unknown, args: { id: string }, ctx: MercuriusContext) => {
+    deleteOrder: async (_, args, ctx) => {
       const id = parseId(args.id, 'id')
       await ctx.app.services.orders.remove(callerOf(ctx), id)
       return String(id)
@@ -119,7 +118,7 @@ export const orderResolvers = {
     orderStatusChanged: {
       subscribe: subscribeTo(
         'order.status_changed',
-        (payload, args: { orderId?: string | null }) => args.orderId == null || String(payload.orderId) === String(args.orderId),
+        (payload, args: SubscriptionOrderStatusChangedArgs) => args.orderId == null || String(payload.orderId) === String(args.orderId),
         // A non-canonical id (`0x10`) is refused like everywhere else, not matched against nothing.
         (args) => void (args.orderId == null || parseId(args.orderId, 'orderId')),
       ),
@@ -128,34 +127,33 @@ export const orderResolvers = {
   },
 
   Order: {
-    createdAt: (order: Order) => order.created_at,
-    updatedAt: (order: Order) => order.updated_at,
-    cursor: (order: OrderWithCursor, _: unknown, ctx: MercuriusContext) =>
-      order.cursor ?? ctx.app.services.orders.defaultCursor(callerOf(ctx), order),
+    createdAt: (order) => order.created_at,
+    updatedAt: (order) => order.updated_at,
+    cursor: (order, _, ctx) => order.cursor ?? ctx.app.services.orders.defaultCursor(callerOf(ctx), order),
   },
 
   Item: {
-    unitPrice: (item: OrderItem) => item.unit_price,
+    unitPrice: (item) => item.unit_price,
   },
 }
 
-export const orderLoaders = {
+export const orderLoaders: Loaders = {
   Order: {
-    /** The owner of each order: the caller could read the order, so the service lets it read its owner. */
-    user: async (queries: Array<{ obj: Order }>, ctx: MercuriusContext) => {
+    /** The owner of each order: the caller could read the order, so may read its owner. */
+    user: async (queries, ctx) => {
       const users = await ctx.app.services.users.usersByIds(callerOf(ctx), [...new Set(queries.map((q) => q.obj.user_id))])
       return queries.map(({ obj }) => users.get(obj.user_id) ?? null)
     },
   },
   Item: {
-    product: async (queries: Array<{ obj: OrderItem }>, ctx: MercuriusContext) => {
+    product: async (queries, ctx) => {
       const products = await ctx.app.services.products.productsBySkus(callerOf(ctx), [...new Set(queries.map((q) => q.obj.sku))])
       return queries.map(({ obj }) => products.get(obj.sku) ?? null)
     },
   },
   User: {
     /** `orders(last: N)`: the N most recent orders of each user, oldest first, in two statements. */
-    orders: async (queries: Array<{ obj: User; params: { last?: number | null } }>, ctx: MercuriusContext) => {
+    orders: async (queries, ctx) => {
       const caller = callerOf(ctx)
       const requests = queries.map(({ obj, params }) => ({ parentId: obj.id, size: parseCount(params.last, 'last') }))
       const recentOrders = await lookupPerSize(requests, (ids, last) => ctx.app.services.orders.recentOfUsers(caller, ids, last))

@@ -1,39 +1,31 @@
 /** GraphQL for users and companies, over the users service. */
-import type { MercuriusContext } from 'mercurius'
-import { callerOf, idempotencyClaimOf, namedAsArguments, orNull, parseCount, parseId, payloadOf } from '../../graphql/arguments.ts'
-import type { User } from '../../contract-types.ts'
-import { toConnection, type Connection } from '../../graphql/connection.ts'
+import type { Resolvers } from '../../generated/graphql/types.ts'
+import type { Loaders } from '../../graphql/loaders.ts'
+import { parseCount, parseId } from '../../graphql/arguments.ts'
+import { callerOf } from '../../graphql/caller.ts'
+import { idempotencyClaimOf, namedAsArguments, payloadOf } from '../../graphql/mutations.ts'
+import { orNull } from '../../graphql/or-null.ts'
+import { toConnection } from '../../graphql/connection.ts'
 
-type UserWithCursor = User & { cursor?: string }
-
-export const userResolvers = {
+export const userResolvers: Resolvers = {
   Query: {
-    user: (_: unknown, args: { id: string }, ctx: MercuriusContext) =>
-      orNull(ctx.app.services.users.get(callerOf(ctx), parseId(args.id, 'id'))),
-    me: (_: unknown, _args: unknown, ctx: MercuriusContext) => ctx.app.services.users.get(callerOf(ctx), callerOf(ctx).userId),
-    users: async (_: unknown, args: { first?: number | null; after?: string | null }, ctx: MercuriusContext): Promise<UserWithCursor[]> => {
+    user: (_, args, ctx) => orNull(ctx.app.services.users.get(callerOf(ctx), parseId(args.id, 'id'))),
+    me: (_, _args, ctx) => ctx.app.services.users.get(callerOf(ctx), callerOf(ctx).userId),
+    users: async (_, args, ctx) => {
       const page = await ctx.app.services.users.list(callerOf(ctx), {
         cursor: args.after ?? undefined,
         limit: parseCount(args.first, 'first'),
       })
       return page.data.map((user) => ({ ...user, cursor: ctx.app.services.users.cursorOf(user) }))
     },
-    usersConnection: async (
-      _: unknown,
-      args: { first?: number | null; after?: string | null },
-      ctx: MercuriusContext,
-    ): Promise<Connection<User>> =>
+    usersConnection: async (_, args, ctx) =>
       toConnection(
         await ctx.app.services.users.list(callerOf(ctx), { cursor: args.after ?? undefined, limit: parseCount(args.first, 'first') }),
         args.after,
       ),
   },
   Mutation: {
-    createUser: (
-      _: unknown,
-      args: { input: { name: string; companyId?: string | null }; idempotencyKey?: string | null },
-      ctx: MercuriusContext,
-    ) =>
+    createUser: (_, args, ctx) =>
       namedAsArguments(
         'input',
         payloadOf(
@@ -46,14 +38,14 @@ export const userResolvers = {
       ),
   },
   User: {
-    createdAt: (user: User) => user.created_at,
-    cursor: (user: UserWithCursor, _: unknown, ctx: MercuriusContext) => user.cursor ?? ctx.app.services.users.cursorOf(user),
+    createdAt: (user) => user.created_at,
+    cursor: (user, _, ctx) => user.cursor ?? ctx.app.services.users.cursorOf(user),
   },
 }
 
-export const userLoaders = {
+export const userLoaders: Loaders = {
   User: {
-    company: async (queries: Array<{ obj: User }>, ctx: MercuriusContext) => {
+    company: async (queries, ctx) => {
       const ids = [...new Set(queries.flatMap((q) => (q.obj.company_id === null ? [] : [q.obj.company_id])))]
       const companies = await ctx.app.services.users.companiesByIds(ids)
       return queries.map(({ obj }) => (obj.company_id === null ? null : (companies.get(obj.company_id) ?? null)))

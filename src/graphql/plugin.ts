@@ -5,11 +5,10 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { readFileSync } from 'node:fs'
-import mercurius, { type CustomPubSub, type PersistedQueryProvider } from 'mercurius'
+import mercurius, { type CustomPubSub } from 'mercurius'
 import type { Caller } from '../auth/caller.ts'
 import type { AppConfig } from '../config.ts'
-import { ApiError, credentialRequired, graphqlCodeOf } from '../errors.ts'
+import { credentialRequired, graphqlCodeOf } from '../errors.ts'
 import { formatGraphqlErrors, GRAPHQL_RESPONSE_MEDIA_TYPE, wantsGraphqlResponse } from './errors.ts'
 import { createMemoryCostBucket, createRedisCostBucket } from './cost-bucket.ts'
 import { registerPublicDataCache } from './cache.ts'
@@ -17,62 +16,12 @@ import { refuseGetWithoutOperation } from './get-operation.ts'
 import { enforceOperationLimits, enforceSubscriptionLimits } from './limits.ts'
 import { graphqlResolvers } from './resolvers.ts'
 import { createBoundedPubSub, SLOW_SUBSCRIBER_CLOSE_CODE } from './pubsub.ts'
-import { registerSubscriptionTransport, type SubscriptionRequest } from './websocket.ts'
+import { registerSubscriptionTransport } from './websocket.ts'
+import { persistedQueryProvider } from './persisted-queries.ts'
 import { refuseUnstorableText } from './storable-text.ts'
 import { refuseMalformedRequests } from './request-problems.ts'
 import { registerGraphiql } from './graphiql.ts'
 import { observeGraphql, tracedLoaders, tracedResolvers } from './observability.ts'
-
-declare module 'mercurius' {
-  interface MercuriusContext {
-    caller: Caller
-    /** What this operation cost and what the caller has left: `extensions.cost` of the response. */
-    cost?: CostReport
-    /** On a subscription: ends the subscriber's connection because it fell too far behind. */
-    closeAsTooSlow?: () => void
-    /** On a subscription connection: admits a subscribe or throws its error (websocket.ts). */
-    admitSubscription?: (id: string) => void
-    /** On a subscription: the variables and operationName the client sent with operation `id`. */
-    subscriptionRequest?: (id: string) => SubscriptionRequest | undefined
-  }
-}
-
-export interface CostReport {
-  requestedQueryCost: number
-  throttleStatus: { maximumAvailable: number; currentlyAvailable: number; restoreRate: number }
-}
-
-function loadManifest(path: string): Record<string, string> {
-  try {
-    return JSON.parse(readFileSync(path, 'utf8')) as Record<string, string>
-  } catch (error) {
-    throw new Error(`GRAPHQL_PERSISTED_MANIFEST ${path} cannot be read: ${(error as Error).message}`)
-  }
-}
-
-/**
- * GRAPHQL_PERSISTED_ONLY: every request must name, by its automatic-persisted-query hash, a
- * document of the manifest; a full query or an unlisted hash is PERSISTED_QUERY_NOT_ALLOWED.
- */
-function allowListedQueries(manifest: Record<string, string>): PersistedQueryProvider {
-  const notAllowed = () =>
-    new ApiError('PERSISTED_QUERY_NOT_ALLOWED', "Only the persisted queries of this server's allow-list are executed.")
-  return {
-    isPersistedQuery: () => true,
-    // The listed document is what runs, whatever text came with the hash: nothing to re-check.
-    isPersistedQueryRetry: () => false,
-    getHash: (body) => {
-      const persisted = (body as { extensions?: { persistedQuery?: { version?: number; sha256Hash?: string } } }).extensions?.persistedQuery
-      if (persisted?.version !== 1 || typeof persisted.sha256Hash !== 'string') throw notAllowed()
-      return persisted.sha256Hash
-    },
-    getQueryFromHash: async (hash: string) => {
-      const query = Object.hasOwn(manifest, hash) ? manifest[hash] : undefined
-      if (query === undefined) throw notAllowed()
-      return query
-    },
-  }
-}
 
 function rejectUnauthenticated(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
   if (request.caller) return undefined
@@ -94,22 +43,21 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
       closeGraceMs: 2000,
       maxSubscriptions: subscriptions.maxPerConnection,
     })
-    const persistedQueries = options.config.graphql.persistedOnly
-      ? allowListedQueries(loadManifest(options.config.graphql.persistedManifest))
-      : mercurius.persistedQueryDefaults.automatic(1024)
+    const persistedQueries = persistedQueryProvider(options.config.graphql.persistedOnly, options.config.graphql.persistedManifest)
     await app.register(mercurius, {
       schema: options.sdl,
-      resolvers: tracedResolvers(app, resolvers) as never,
-      loaders: tracedLoaders(app, loaders) as never,
+      resolvers: tracedResolvers(app, resolvers),
+      loaders: tracedLoaders(app, loaders),
       path: '/graphql',
       // Our own GraphiQL page (graphiql.ts) replaces Mercurius', which loads from unpkg.com.
       graphiql: false,
       context: (request) => ({ caller: request.caller as Caller }),
       jit: options.config.graphql.jit,
-      errorFormatter: formatGraphqlErrors as never,
+      errorFormatter: formatGraphqlErrors,
       // graphql-transport-ws. Connections are admitted (or refused) in websocket.ts.
       subscription: {
-        // The typings ask for an `emitter` that Mercurius never reads from a custom pubsub.
+        // Mercurius' CustomPubSub typing asks for an `emitter` it never reads from a custom pubsub and types
+        // `queue.close` as a function where Mercurius keeps an array of callbacks (pubsub.ts).
         pubsub: createBoundedPubSub(subscriptions.queueLimit) as unknown as CustomPubSub,
         // websocket.ts already weighed the upgrade header against connection_init's credential.
         context: (socket) => ({

@@ -1,0 +1,25 @@
+/**
+ * What every resolver, loader and hook finds in Mercurius' context besides the app and the reply:
+ * the caller, from the same bearer token REST uses, and what subscriptions and limits add to it.
+ */
+import type { Caller } from '../auth/caller.ts'
+import type { SubscriptionRequest } from './websocket.ts'
+
+declare module 'mercurius' {
+  interface MercuriusContext {
+    caller: Caller
+    /** What this operation cost and what the caller has left: `extensions.cost` of the response. */
+    cost?: CostReport
+    /** On a subscription: ends the subscriber's connection because it fell too far behind. */
+    closeAsTooSlow?: () => void
+    /** On a subscription connection: admits a subscribe or throws its error (websocket.ts). */
+    admitSubscription?: (id: string) => void
+    /** On a subscription: the variables and operationName the client sent with operation `id`. */
+    subscriptionRequest?: (id: string) => SubscriptionRequest | undefined
+  }
+}
+
+export interface CostReport {
+  requestedQueryCost: number
+  throttleStatus: { maximumAvailable: number; currentlyAvailable: number; restoreRate: number }
+}

@@ -1,0 +1,31 @@
+/**
+ * What each GraphQL object type's resolvers receive as their parent: the service's record (codegen
+ * maps schema.graphql's types to these, so resolvers and loaders are typed by what the services
+ * return, not by the GraphQL shape). A record reached through a list carries its `cursor` there.
+ */
+import type { Article, Comment, Order, OrderItem, Product, User } from '../generated/openapi/schemas.ts'
+import type { Company } from '../modules/users/users.service.ts'
+import type { Connection, Edge } from './connection.ts'
+
+type Listed<T> = T & { cursor?: string }
+
+export type UserParent = Listed<User>
+export type CompanyParent = Company
+export type OrderParent = Listed<Order>
+export type ItemParent = OrderItem
+export type ProductParent = Product
+/** The public profile of a user. */
+export type AuthorParent = Pick<User, 'id' | 'name'>
+export type ArticleParent = Listed<Article>
+export type CommentParent = Comment
+export type UserConnectionParent = Connection<UserParent>
+export type UserEdgeParent = Edge<UserParent>
+export type OrderConnectionParent = Connection<OrderParent>
+export type OrderEdgeParent = Edge<OrderParent>
+export type ArticleConnectionParent = Connection<ArticleParent>
+export type ArticleEdgeParent = Edge<ArticleParent>
+export type ProductConnectionParent = Connection<ProductParent>
+export type ProductEdgeParent = Edge<ProductParent>
+export type CommentConnectionParent = Connection<CommentParent>
+export type CommentEdgeParent = Edge<CommentParent>
+export type PageInfoParent = Connection<unknown>['pageInfo']
