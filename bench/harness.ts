@@ -354,9 +354,9 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
       'Servers alternate within each round (service, then each baseline), so drift in the machine load hits all of them alike.',
       'A round with any non-2xx answer, connection error, timeout or GraphQL error is rejected: reported, and left out of the medians.',
       'Ratios are medians over rounds of service ÷ baseline, pairing each round with the same round of the baseline.',
-      'Server CPU: utime + stime deltas of the server process (/proc/<pid>/stat) over the round, divided by the requests it answered.',
+      'Server CPU: utime + stime deltas of the server process (/proc/<pid>/stat) over the round and until its statements stop (requests in flight at the end finish), divided by the requests sent.',
       "PostgreSQL CPU: the same deltas summed over the backend processes whose pg_stat_activity.application_name is the server's (each server connects with its own application_name); background processes (WAL writer, checkpointer) are not counted.",
-      'SQL statements: Query and Execute protocol messages counted by a TCP proxy between each server and PostgreSQL (BEGIN and COMMIT count: they are round trips), divided by requests.',
+      'SQL statements: Query and Execute protocol messages counted by a TCP proxy between each server and PostgreSQL (BEGIN and COMMIT count: they are round trips), read once the counts stop moving after the round, divided by the requests sent. Background statements of the service (its event relay, for POST) are included.',
       "Fixed rate: autocannon overallRate at half the baseline's median maximum req/s, same connections and duration, service and baseline alternating.",
     ],
     scenarios: [],
@@ -396,10 +396,13 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
         connections: options.connections,
         rate: rate ?? undefined,
       })
+      // Requests still in flight when the load stops go on running their statements: wait until
+      // the server is quiet, then divide by every request sent, so an in-flight request counts once.
+      const statementsAfter = await quiet(() => database.statements())
       const cpuAfter = cpuMilliseconds(server.pid)
       const backendsAfter = await database.backendCpu(server.name)
-      const statementsAfter = await database.statements()
       const answered = Math.max(1, result['2xx'] + result.non2xx)
+      const sent = Math.max(answered, result.requests.sent)
       const problems = [
         result.non2xx ? `${result.non2xx} non-2xx` : '',
         result.errors ? `${result.errors} errors` : '',
@@ -418,10 +421,10 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
         timeouts: result.timeouts,
         graphqlErrors,
         rejected: problems.length ? problems.join(', ') : null,
-        serverCpuMsPerRequest: cpuBefore === undefined || cpuAfter === undefined ? null : round3((cpuAfter - cpuBefore) / answered),
-        postgresCpuMsPerRequest: backendsBefore && backendsAfter ? round3(cpuDelta(backendsBefore, backendsAfter) / answered) : null,
+        serverCpuMsPerRequest: cpuBefore === undefined || cpuAfter === undefined ? null : round3((cpuAfter - cpuBefore) / sent),
+        postgresCpuMsPerRequest: backendsBefore && backendsAfter ? round3(cpuDelta(backendsBefore, backendsAfter) / sent) : null,
         statementsPerRequest:
-          statementsBefore && statementsAfter ? round3((statementsAfter[server.name]! - statementsBefore[server.name]!) / answered) : null,
+          statementsBefore && statementsAfter ? round3((statementsAfter[server.name]! - statementsBefore[server.name]!) / sent) : null,
         wireBytesPerResponse: Math.round(result.throughput.total / answered),
       }
     }
@@ -440,6 +443,28 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
     for (const server of servers.values()) await server.stop()
     await database.close()
   }
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * Waits until the statement counts stop moving (two equal readings 150 ms apart, at most 5 s), or
+ * a fixed 500 ms where nothing is counted (PGlite), and returns the last reading.
+ */
+async function quiet(read: () => Promise<Record<string, number> | undefined>): Promise<Record<string, number> | undefined> {
+  let last = await read()
+  if (last === undefined) {
+    await pause(500)
+    return undefined
+  }
+  const deadline = Date.now() + 5000
+  while (Date.now() < deadline) {
+    await pause(150)
+    const next = await read()
+    if (isDeepStrictEqual(next, last)) return next
+    last = next
+  }
+  return last
 }
 
 type Measure = (server: RunningServer, request: BenchRequest, round: number, rate: number | null) => Promise<RoundResult>
