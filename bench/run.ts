@@ -1,104 +1,68 @@
 /**
- * npm run bench: throughput and latency of representative requests against a listening server on
- * loopback, with a fixed concurrency for a fixed time per scenario. Runs on an in-memory PGlite
- * (or DATABASE_URL), compares GraphQL with and without graphql-jit, and writes the results to
- * bench/results.json. Numbers are for comparison on one machine, not absolute truths.
- *   BENCH_SECONDS (default 5), BENCH_CONCURRENCY (default 16)
+ * npm run bench: the service against hand-written baselines on the same database and data,
+ * alternating round by round (issue 13). Writes bench/results/latest.json and latest.md.
+ *
+ *   npm run bench                      PostgreSQL from DATABASE_URL (PGlite when it is unset)
+ *   npm run bench -- --db pglite       embedded PGlite
+ *   --rounds 3 --duration 5 --warmup 2 --connections 50 --size full|tiny
+ *   --scenario get-order (repeatable)  --out <dir>  --note "<text for latest.md>"
  */
-import { writeFile } from 'node:fs/promises'
-import type { AddressInfo } from 'node:net'
-import { buildApp } from '../src/app.ts'
-import { createTokenSigner } from '../src/auth/tokens.ts'
-import { loadConfig } from '../src/config.ts'
+import { mkdir, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { parseArgs } from 'node:util'
+import { type BenchOptions, runBench } from './harness.ts'
+import { renderMarkdown } from './report.ts'
+import type { ScenarioId } from './scenarios.ts'
+import { FULL_DATA_SET, TINY_DATA_SET } from './seed.ts'
 
-const seconds = Number(process.env.BENCH_SECONDS ?? 5)
-const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16)
-const secret = 'bench-secret-0123456789abcdef0123456789abcdef'
-const token = createTokenSigner(secret)({ sub: '1', scope: 'admin' }, 3600)
+const SCENARIO_IDS: ScenarioId[] = ['get-order', 'list-orders', 'graphql-user-orders', 'graphql-orders', 'create-order']
 
-interface Scenario {
-  name: string
-  method: 'GET' | 'POST'
-  path: string
-  body?: unknown
-}
-
-const scenarios: Scenario[] = [
-  { name: 'REST GET one order', method: 'GET', path: '/api/v1/orders/3' },
-  { name: 'REST GET order list (20)', method: 'GET', path: '/api/v1/orders?limit=20' },
-  { name: 'REST GET articles list', method: 'GET', path: '/api/v1/articles' },
-  {
-    name: 'GraphQL user { orders(last: 10) { items } }',
-    method: 'POST',
-    path: '/graphql',
-    body: { query: '{ user(id: 2) { name orders(last: 10) { id total items { sku qty } } } }' },
+const { values } = parseArgs({
+  options: {
+    db: { type: 'string' },
+    rounds: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '50' },
+    size: { type: 'string', default: 'full' },
+    scenario: { type: 'string', multiple: true },
+    out: { type: 'string', default: 'bench/results' },
+    note: { type: 'string' },
   },
-  {
-    name: 'GraphQL orders(first: 20) { user { company } items }',
-    method: 'POST',
-    path: '/graphql',
-    body: { query: '{ orders(first: 20) { id user { name company { name } } items { sku qty } } }' },
-  },
-]
+})
 
-async function load(base: string, scenario: Scenario) {
-  const latencies: number[] = []
-  let errors = 0
-  const deadline = performance.now() + seconds * 1000
-  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
-  const body = scenario.body ? JSON.stringify(scenario.body) : undefined
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (performance.now() < deadline) {
-        const started = performance.now()
-        const response = await fetch(base + scenario.path, { method: scenario.method, headers, ...(body ? { body } : {}) })
-        await response.arrayBuffer()
-        if (response.status !== 200) errors++
-        latencies.push(performance.now() - started)
-      }
-    }),
-  )
-  latencies.sort((a, b) => a - b)
-  const at = (q: number) => Number(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!.toFixed(2))
-  return { requests: latencies.length, rps: Math.round(latencies.length / seconds), p50ms: at(0.5), p99ms: at(0.99), errors }
-}
-
-async function run(jit: number) {
-  const config = loadConfig({
-    ...process.env,
-    NODE_ENV: 'production',
-    JWT_SECRET: secret,
-    DATABASE_URL: process.env.DATABASE_URL ?? 'memory://',
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_MAX: '1000000',
-    GRAPHQL_COST_BUCKET: '100000000',
-    GRAPHQL_COST_RESTORE_RATE: '100000000',
-    GRAPHQL_JIT: String(jit),
-  })
-  const app = await buildApp({ config })
-  await app.listen({ host: '127.0.0.1', port: 0 })
-  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
-  const results: Record<string, unknown> = {}
-  for (const scenario of scenarios) {
-    if (jit === 0 && scenario.method !== 'POST') continue
-    await load(base, { ...scenario }).catch(() => undefined) // warm-up pass, discarded
-    results[scenario.name] = await load(base, scenario)
-    console.log(`${jit ? 'jit' : 'no-jit'}  ${scenario.name.padEnd(52)} ${JSON.stringify(results[scenario.name])}`)
+function positive(name: string, raw: string | undefined, min: number, whole = true): number {
+  const value = Number(raw)
+  if (!Number.isFinite(value) || (whole && !Number.isInteger(value)) || value < min) {
+    throw new Error(`--${name} must be a ${whole ? 'whole ' : ''}number ≥ ${min}, got "${raw}"`)
   }
-  await app.close()
-  return results
+  return value
 }
 
-const withJit = await run(1)
-const withoutJit = await run(0)
-const report = {
-  measuredAt: new Date().toISOString(),
-  node: process.version,
-  database: process.env.DATABASE_URL ? 'postgres' : 'pglite (memory)',
-  seconds,
-  concurrency,
-  withJit,
-  withoutJit,
+const kind = values.db ?? (process.env.DATABASE_URL ? 'postgres' : 'pglite')
+if (kind !== 'postgres' && kind !== 'pglite') throw new Error(`--db must be postgres or pglite, got "${kind}"`)
+if (kind === 'postgres' && !process.env.DATABASE_URL) throw new Error('--db postgres needs DATABASE_URL (postgres://…)')
+if (values.size !== 'full' && values.size !== 'tiny') throw new Error(`--size must be full or tiny, got "${values.size}"`)
+const unknown = (values.scenario ?? []).filter((id) => !SCENARIO_IDS.some((known) => known === id))
+if (unknown.length) throw new Error(`unknown --scenario ${unknown.join(', ')}; known: ${SCENARIO_IDS.join(', ')}`)
+
+const options: BenchOptions = {
+  database: kind === 'postgres' ? { kind, url: process.env.DATABASE_URL ?? '' } : { kind },
+  size: values.size === 'full' ? FULL_DATA_SET : TINY_DATA_SET,
+  rounds: positive('rounds', values.rounds, 1),
+  durationSeconds: positive('duration', values.duration, 0.1, false),
+  warmupSeconds: positive('warmup', values.warmup, 0, false),
+  connections: positive('connections', values.connections, 1),
+  scenarios: values.scenario ? SCENARIO_IDS.filter((id) => values.scenario?.includes(id)) : undefined,
+  log: (line) => console.log(line),
 }
-await writeFile(new URL('./results.json', import.meta.url), `${JSON.stringify(report, null, 2)}\n`)
-console.log('wrote bench/results.json')
+
+const results = await runBench(options)
+await mkdir(values.out, { recursive: true })
+await writeFile(path.join(values.out, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`)
+await writeFile(path.join(values.out, 'latest.md'), renderMarkdown(results, values.note))
+console.log(`wrote ${path.join(values.out, 'latest.json')} and latest.md`)
+if (results.failure) {
+  console.error(`bench failed: ${results.failure}`)
+  process.exitCode = 1
+}

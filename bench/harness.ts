@@ -1,0 +1,604 @@
+/**
+ * The bench harness: seeds a fresh database, starts the service and the baselines as child
+ * processes, and measures every scenario on each with autocannon, alternating servers round by
+ * round (service, baseline, service, baseline…), then at a fixed rate for the p99 target.
+ * run.ts is its command line; test/bench/harness.test.ts runs it on a tiny data set.
+ */
+import { type ChildProcess, fork } from 'node:child_process'
+import { cp, mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { isDeepStrictEqual } from 'node:util'
+import autocannon from 'autocannon'
+import pg from 'pg'
+import { createTokenSigner } from '../src/auth/tokens.ts'
+import { cpuDelta, cpuMilliseconds, cpuOfProcesses } from './cpu.ts'
+import {
+  type BaselineName,
+  type BenchRequest,
+  benchSubjects,
+  createScenarios,
+  newIdempotencyKey,
+  type Scenario,
+  type ScenarioId,
+  type ServerName,
+} from './scenarios.ts'
+import { type DataSetSize, seedDatabase } from './seed.ts'
+import { REPO_ROOT, type RunningServer, startServer } from './servers.ts'
+
+export interface BenchOptions {
+  database: { kind: 'postgres'; url: string } | { kind: 'pglite' }
+  size: DataSetSize
+  rounds: number
+  durationSeconds: number
+  warmupSeconds: number
+  connections: number
+  /** Only these scenarios (all when undefined). */
+  scenarios?: ScenarioId[] | undefined
+  log?: (line: string) => void
+}
+
+export interface RoundResult {
+  round: number
+  /** The fixed rate asked for (requests per second), or null for a maximum-throughput round. */
+  rate: number | null
+  requests: number
+  requestsPerSecond: number
+  latencyMs: { p50: number; p99: number }
+  non2xx: number
+  errors: number
+  timeouts: number
+  graphqlErrors: number
+  rejected: string | null
+  /** CPU milliseconds of the server process per request. */
+  serverCpuMsPerRequest: number | null
+  /** CPU milliseconds of the PostgreSQL backends serving this server, per request (null on PGlite). */
+  postgresCpuMsPerRequest: number | null
+  /** Query and Execute protocol messages per request (null on PGlite). */
+  statementsPerRequest: number | null
+  /** Bytes read from the socket per response, headers included. */
+  wireBytesPerResponse: number
+}
+
+export interface ServerSummary {
+  server: ServerName
+  acceptedRounds: number
+  rejectedRounds: number
+  requestsPerSecond: number | null
+  latencyMs: { p50: number | null; p99: number | null }
+  serverCpuMsPerRequest: number | null
+  postgresCpuMsPerRequest: number | null
+  statementsPerRequest: number | null
+  /** Body bytes of one response (the sample request). */
+  bodyBytes: number
+  wireBytesPerResponse: number | null
+  /** Whether the sample response has the same data as the service's (see comparable). */
+  matchesService: boolean
+  mismatch: string | null
+  rounds: RoundResult[]
+}
+
+export interface BaselineComparison {
+  baseline: BaselineName
+  /** Medians over rounds of service ÷ baseline, each round paired with the baseline's round. */
+  requestsPerSecondRatio: number | null
+  serverCpuRatio: number | null
+  postgresCpuRatio: number | null
+  /** Fixed rate (half the baseline's median maximum): p99 of each, and their ratio. */
+  fixedRate: {
+    rate: number
+    serviceP99Ms: number | null
+    baselineP99Ms: number | null
+    p99Ratio: number | null
+    service: RoundResult[]
+    baseline: RoundResult[]
+  } | null
+}
+
+export interface ScenarioResult {
+  id: ScenarioId
+  title: string
+  servers: ServerSummary[]
+  comparisons: BaselineComparison[]
+  statementBudget: { max: number | null; reason: string } | null
+}
+
+export interface BenchResults {
+  measuredAt: string
+  database: 'postgres' | 'pglite'
+  databaseSetup: string
+  machine: { cpus: number; loadAverageAtStart: number[]; node: string; platform: string }
+  dataSet: DataSetSize & { itemsPerOrder: number }
+  settings: { rounds: number; durationSeconds: number; warmupSeconds: number; connections: number }
+  serviceEnvironment: Record<string, string>
+  method: string[]
+  scenarios: ScenarioResult[]
+  /** Why the run failed (too many rejected rounds), or null. */
+  failure: string | null
+}
+
+const JWT_SECRET = 'bench-secret-0123456789abcdef0123456789abcdef'
+
+/** The service's settings for the run: quiet logs and limits no bench load reaches. */
+export const SERVICE_RUN_ENVIRONMENT: Record<string, string> = {
+  NODE_ENV: 'production',
+  LOG_LEVEL: 'warn',
+  SEED: 'false',
+  RATE_LIMIT_MAX: '1000000',
+  GRAPHQL_COST_BUCKET: '100000000',
+  GRAPHQL_COST_RESTORE_RATE: '100000000',
+}
+
+export const median = (values: readonly number[]): number | null => {
+  if (values.length === 0) return null
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+
+const round3 = (value: number | null): number | null => (value === null ? null : Math.round(value * 1000) / 1000)
+
+/** Where the servers' database traffic goes, and how the harness watches it. */
+interface DatabaseUnderTest {
+  setup: string
+  envFor(server: ServerName): Record<string, string>
+  /** Statement count so far per server; undefined on PGlite. */
+  statements(): Promise<Record<string, number> | undefined>
+  /** CPU ms so far of the PostgreSQL backends serving `server` (application_name), by pid. */
+  backendCpu(server: ServerName): Promise<Map<number, number> | undefined>
+  close(): Promise<void>
+}
+
+/** A field of a JSON object, or undefined. */
+function field(value: unknown, key: string): unknown {
+  return typeof value === 'object' && value !== null && key in value ? Reflect.get(value, key) : undefined
+}
+
+/** The numbers by name that the statement-counter process sends under `key`, or undefined. */
+function numbersIn(message: unknown, key: 'ports' | 'counts'): Record<string, number> | undefined {
+  const value = field(message, key)
+  if (typeof value !== 'object' || value === null) return undefined
+  return Object.fromEntries(Object.entries(value).filter((entry): entry is [string, number] => typeof entry[1] === 'number'))
+}
+
+function waitForMessage<T>(child: ChildProcess, pick: (message: unknown) => T | undefined): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: unknown) => {
+      const value = pick(message)
+      if (value === undefined) return
+      child.off('message', onMessage)
+      child.off('exit', onExit)
+      resolve(value)
+    }
+    const onExit = (code: number | null) => reject(new Error(`the statement counter exited with ${code}`))
+    child.on('message', onMessage)
+    child.once('exit', onExit)
+  })
+}
+
+async function preparePostgres(
+  url: string,
+  size: DataSetSize,
+  servers: ServerName[],
+  log: (line: string) => void,
+): Promise<DatabaseUnderTest> {
+  const named = new URL(url)
+  const database = `bench_${process.pid}_${Date.now() % 100_000}`
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  await admin.query(`create database ${database}`)
+  const benchUrl = new URL(url)
+  benchUrl.pathname = `/${database}`
+  const started = performance.now()
+  try {
+    await seedDatabase({ url: benchUrl.toString() }, size)
+  } catch (error) {
+    await admin.query(`drop database if exists ${database} with (force)`)
+    await admin.end()
+    throw error
+  }
+  log(`seeded ${database} next to ${named.pathname.slice(1)} in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+
+  const counter = fork(path.join(REPO_ROOT, 'bench/statement-counter-process.ts'), [named.hostname, named.port || '5432', ...servers], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  })
+  const ports = await waitForMessage(counter, (message) => numbersIn(message, 'ports'))
+  const monitor = new pg.Client({ connectionString: benchUrl.toString() })
+  await monitor.connect()
+
+  return {
+    setup: `PostgreSQL: a fresh database ${database} created next to the one DATABASE_URL names, seeded once, dropped at the end; every server connects to it through its own statement-counting TCP proxy (a separate process).`,
+    envFor(server) {
+      const proxied = new URL(benchUrl)
+      proxied.hostname = '127.0.0.1'
+      proxied.port = String(ports[server])
+      proxied.searchParams.set('application_name', `bench-${server}`)
+      return { DATABASE_URL: proxied.toString() }
+    },
+    async statements() {
+      counter.send('count')
+      return waitForMessage(counter, (message) => numbersIn(message, 'counts'))
+    },
+    async backendCpu(server) {
+      const { rows } = await monitor.query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1', [
+        `bench-${server}`,
+      ])
+      return cpuOfProcesses(rows.map((row) => row.pid))
+    },
+    async close() {
+      counter.send('close')
+      await new Promise((resolve) => counter.once('exit', resolve))
+      await monitor.end()
+      await admin.query(`drop database if exists ${database} with (force)`)
+      await admin.end()
+      log(`dropped ${database}`)
+    },
+  }
+}
+
+async function preparePglite(size: DataSetSize, servers: ServerName[], log: (line: string) => void): Promise<DatabaseUnderTest> {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'bench-pglite-'))
+  const started = performance.now()
+  await seedDatabase({ dataDir: path.join(root, 'seeded') }, size)
+  for (const server of servers) await cp(path.join(root, 'seeded'), path.join(root, server), { recursive: true })
+  log(`seeded a PGlite data directory in ${((performance.now() - started) / 1000).toFixed(1)} s and copied it for each server`)
+  return {
+    setup:
+      'PGlite: one data directory seeded once, then copied, so that each server (the service and every baseline) opens its own identical copy in its own process.',
+    envFor: (server): Record<string, string> => ({ [server === 'service' ? 'DATA_DIR' : 'PGLITE_DIR']: path.join(root, server) }),
+    statements: async () => undefined,
+    backendCpu: async () => undefined,
+    close: () => rm(root, { recursive: true, force: true }),
+  }
+}
+
+interface Sample {
+  status: number
+  body: string
+  json: unknown
+}
+
+async function sampleRequest(server: RunningServer, request: BenchRequest): Promise<Sample> {
+  const headers = { ...request.headers, ...(request.freshIdempotencyKey ? { 'idempotency-key': newIdempotencyKey() } : {}) }
+  const response = await fetch(server.baseUrl + request.path, {
+    method: request.method,
+    headers,
+    ...(request.body ? { body: request.body } : {}),
+  })
+  const body = await response.text()
+  const json: unknown = JSON.parse(body)
+  const hasErrors = typeof json === 'object' && json !== null && 'errors' in json
+  if (response.status >= 300 || (request.graphql && hasErrors)) {
+    throw new Error(`${server.name} answered ${request.method} ${request.path} with ${response.status}: ${body.slice(0, 500)}`)
+  }
+  return { status: response.status, body, json }
+}
+
+/** The parts of a response that must be equal for the baseline to have done the same work. */
+function comparable(scenario: ScenarioId, json: unknown): unknown {
+  if (scenario === 'list-orders') {
+    const page = field(json, 'page')
+    // Cursors are each program's own opaque encoding: only their presence must agree.
+    return {
+      data: field(json, 'data'),
+      total: field(page, 'total'),
+      hasNext: typeof field(page, 'next') === 'string',
+      hasCursor: typeof field(page, 'cursor') === 'string',
+    }
+  }
+  // The service adds `extensions.cost` (its cost limit at work); the data must be the same.
+  if (scenario === 'graphql-user-orders' || scenario === 'graphql-orders') return field(json, 'data')
+  if (scenario === 'create-order' && typeof json === 'object' && json !== null) {
+    // A new order each time: its id and timestamps differ, every other field and the field order must not.
+    const volatile = new Set(['id', 'created_at', 'updated_at'])
+    return { keys: Object.keys(json), rest: Object.entries(json).filter(([key]) => !volatile.has(key)) }
+  }
+  return json
+}
+
+async function load(
+  server: RunningServer,
+  request: BenchRequest,
+  settings: { seconds: number; connections: number; rate?: number | undefined },
+): Promise<{ result: autocannon.Result; graphqlErrors: number }> {
+  let graphqlErrors = 0
+  const result = await autocannon({
+    url: server.baseUrl,
+    connections: settings.connections,
+    duration: settings.seconds,
+    ...(settings.rate ? { overallRate: settings.rate } : {}),
+    requests: [
+      {
+        method: request.method,
+        path: request.path,
+        headers: request.headers,
+        ...(request.body ? { body: request.body } : {}),
+        ...(request.freshIdempotencyKey
+          ? { setupRequest: (raw) => ({ ...raw, headers: { ...raw.headers, 'idempotency-key': newIdempotencyKey() } }) }
+          : {}),
+        ...(request.graphql
+          ? {
+              onResponse: (_status: number, body: string) => {
+                if (body.includes('"errors"')) graphqlErrors++
+              },
+            }
+          : {}),
+      },
+    ],
+  })
+  return { result, graphqlErrors }
+}
+
+export async function runBench(options: BenchOptions): Promise<BenchResults> {
+  const log = options.log ?? (() => {})
+  const sign = createTokenSigner(JWT_SECRET)
+  const { userId } = benchSubjects(options.size)
+  const tokens = {
+    owner: sign({ sub: String(userId), scope: 'orders:read orders:write' }, 24 * 3600),
+    admin: sign({ sub: '1', scope: 'admin' }, 24 * 3600),
+  }
+  const scenarios = createScenarios(options.size, tokens).filter((scenario) => options.scenarios?.includes(scenario.id) ?? true)
+  const serverNames: ServerName[] = ['service', ...new Set(scenarios.flatMap((scenario) => scenario.baselines))]
+
+  const results: BenchResults = {
+    measuredAt: new Date().toISOString(),
+    database: options.database.kind,
+    databaseSetup: '',
+    machine: {
+      cpus: os.cpus().length,
+      loadAverageAtStart: os.loadavg().map((value) => Math.round(value * 100) / 100),
+      node: process.version,
+      platform: `${os.platform()} ${os.release()}`,
+    },
+    dataSet: { ...options.size, itemsPerOrder: 3 },
+    settings: {
+      rounds: options.rounds,
+      durationSeconds: options.durationSeconds,
+      warmupSeconds: options.warmupSeconds,
+      connections: options.connections,
+    },
+    serviceEnvironment: SERVICE_RUN_ENVIRONMENT,
+    method: [
+      `autocannon (programmatic API, in the harness process), ${options.connections} connections, ${options.durationSeconds} s per round, ${options.rounds} rounds; one ${options.warmupSeconds} s warm-up per server and scenario, discarded.`,
+      'Servers alternate within each round (service, then each baseline), so drift in the machine load hits all of them alike.',
+      'A round with any non-2xx answer, connection error, timeout or GraphQL error is rejected: reported, and left out of the medians.',
+      'Ratios are medians over rounds of service ÷ baseline, pairing each round with the same round of the baseline.',
+      'Server CPU: utime + stime deltas of the server process (/proc/<pid>/stat) over the round and until its statements stop (requests in flight at the end finish), divided by the requests sent.',
+      "PostgreSQL CPU: the same deltas summed over the backend processes whose pg_stat_activity.application_name is the server's (each server connects with its own application_name); background processes (WAL writer, checkpointer) are not counted.",
+      'SQL statements: Query and Execute protocol messages counted by a TCP proxy between each server and PostgreSQL (BEGIN and COMMIT count: they are round trips), read once the counts stop moving after the round, divided by the requests sent. Background statements of the service (its event relay, for POST) are included.',
+      "Fixed rate: autocannon overallRate at half the baseline's median maximum req/s, same connections and duration, service and baseline alternating.",
+    ],
+    scenarios: [],
+    failure: null,
+  }
+
+  const database =
+    options.database.kind === 'postgres'
+      ? await preparePostgres(options.database.url, options.size, serverNames, log)
+      : await preparePglite(options.size, serverNames, log)
+  results.databaseSetup = database.setup
+  log(database.setup)
+  log(
+    `service environment for the run (rate and cost limits raised, logging at warn): ${Object.entries(SERVICE_RUN_ENVIRONMENT)
+      .map(([key, value]) => `${key}=${value}`)
+      .join(' ')}`,
+  )
+
+  const servers = new Map<ServerName, RunningServer>()
+  try {
+    // Started together (they only load code and open the database), so a run starts sooner.
+    const started = await Promise.allSettled(
+      serverNames.map((name) =>
+        startServer(name, { JWT_SECRET, ...database.envFor(name), ...(name === 'service' ? SERVICE_RUN_ENVIRONMENT : {}) }),
+      ),
+    )
+    for (const outcome of started) if (outcome.status === 'fulfilled') servers.set(outcome.value.name, outcome.value)
+    const failedStart = started.find((outcome) => outcome.status === 'rejected')
+    if (failedStart) throw failedStart.reason
+    for (const server of servers.values()) log(`started ${server.name} (pid ${server.pid})`)
+    const measure = async (server: RunningServer, request: BenchRequest, round: number, rate: number | null): Promise<RoundResult> => {
+      const cpuBefore = cpuMilliseconds(server.pid)
+      const backendsBefore = await database.backendCpu(server.name)
+      const statementsBefore = await database.statements()
+      const { result, graphqlErrors } = await load(server, request, {
+        seconds: options.durationSeconds,
+        connections: options.connections,
+        rate: rate ?? undefined,
+      })
+      // Requests still in flight when the load stops go on running their statements: wait until
+      // the server is quiet, then divide by every request sent, so an in-flight request counts once.
+      const statementsAfter = await quiet(() => database.statements())
+      const cpuAfter = cpuMilliseconds(server.pid)
+      const backendsAfter = await database.backendCpu(server.name)
+      const answered = Math.max(1, result['2xx'] + result.non2xx)
+      const sent = Math.max(answered, result.requests.sent)
+      const problems = [
+        result.non2xx ? `${result.non2xx} non-2xx` : '',
+        result.errors ? `${result.errors} errors` : '',
+        result.timeouts ? `${result.timeouts} timeouts` : '',
+        graphqlErrors ? `${graphqlErrors} GraphQL errors` : '',
+        result['2xx'] === 0 ? 'no 2xx answer' : '',
+      ].filter(Boolean)
+      return {
+        round,
+        rate,
+        requests: result['2xx'] + result.non2xx,
+        requestsPerSecond: Math.round(result.requests.average * 10) / 10,
+        latencyMs: { p50: result.latency.p50, p99: result.latency.p99 },
+        non2xx: result.non2xx,
+        errors: result.errors,
+        timeouts: result.timeouts,
+        graphqlErrors,
+        rejected: problems.length ? problems.join(', ') : null,
+        serverCpuMsPerRequest: cpuBefore === undefined || cpuAfter === undefined ? null : round3((cpuAfter - cpuBefore) / sent),
+        postgresCpuMsPerRequest: backendsBefore && backendsAfter ? round3(cpuDelta(backendsBefore, backendsAfter) / sent) : null,
+        statementsPerRequest:
+          statementsBefore && statementsAfter ? round3((statementsAfter[server.name]! - statementsBefore[server.name]!) / sent) : null,
+        wireBytesPerResponse: Math.round(result.throughput.total / answered),
+      }
+    }
+
+    for (const scenario of scenarios) {
+      results.scenarios.push(await runScenario(scenario, servers, options, measure, log))
+    }
+    const failures = results.scenarios.flatMap((scenario) =>
+      scenario.servers
+        .filter((server) => server.acceptedRounds < Math.ceil(options.rounds / 2))
+        .map((server) => `${scenario.id}/${server.server}`),
+    )
+    if (failures.length) results.failure = `too many rejected rounds (fewer than half accepted): ${failures.join(', ')}`
+    return results
+  } finally {
+    for (const server of servers.values()) await server.stop()
+    await database.close()
+  }
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * Waits until the statement counts stop moving (two equal readings 150 ms apart, at most 5 s), or
+ * a fixed 500 ms where nothing is counted (PGlite), and returns the last reading.
+ */
+async function quiet(read: () => Promise<Record<string, number> | undefined>): Promise<Record<string, number> | undefined> {
+  let last = await read()
+  if (last === undefined) {
+    await pause(500)
+    return undefined
+  }
+  const deadline = Date.now() + 5000
+  while (Date.now() < deadline) {
+    await pause(150)
+    const next = await read()
+    if (isDeepStrictEqual(next, last)) return next
+    last = next
+  }
+  return last
+}
+
+type Measure = (server: RunningServer, request: BenchRequest, round: number, rate: number | null) => Promise<RoundResult>
+
+async function runScenario(
+  scenario: Scenario,
+  servers: Map<ServerName, RunningServer>,
+  options: BenchOptions,
+  measure: Measure,
+  log: (line: string) => void,
+): Promise<ScenarioResult> {
+  const names: ServerName[] = ['service', ...scenario.baselines]
+  const samples = new Map<ServerName, Sample>()
+  for (const name of names) {
+    const server = servers.get(name)!
+    samples.set(name, await sampleRequest(server, scenario.request(name)))
+    if (options.warmupSeconds > 0)
+      await load(server, scenario.request(name), { seconds: options.warmupSeconds, connections: options.connections })
+  }
+  const rounds = new Map<ServerName, RoundResult[]>(names.map((name) => [name, []]))
+  for (let round = 1; round <= options.rounds; round++) {
+    for (const name of names) {
+      const result = await measure(servers.get(name)!, scenario.request(name), round, null)
+      rounds.get(name)!.push(result)
+      log(
+        `${scenario.id} round ${round} ${name}: ${result.requestsPerSecond} req/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms${result.rejected ? ` REJECTED (${result.rejected})` : ''}`,
+      )
+    }
+  }
+  const accepted = (name: ServerName) => rounds.get(name)!.filter((result) => result.rejected === null)
+  const medianOf = (name: ServerName, value: (result: RoundResult) => number | null) =>
+    round3(median(accepted(name).flatMap((result) => (value(result) === null ? [] : [value(result)!]))))
+  const serviceSample = samples.get('service')!
+  const summaries: ServerSummary[] = names.map((name) => {
+    const sample = samples.get(name)!
+    const same = isDeepStrictEqual(comparable(scenario.id, sample.json), comparable(scenario.id, serviceSample.json))
+    return {
+      server: name,
+      acceptedRounds: accepted(name).length,
+      rejectedRounds: rounds.get(name)!.length - accepted(name).length,
+      requestsPerSecond: medianOf(name, (result) => result.requestsPerSecond),
+      latencyMs: { p50: medianOf(name, (result) => result.latencyMs.p50), p99: medianOf(name, (result) => result.latencyMs.p99) },
+      serverCpuMsPerRequest: medianOf(name, (result) => result.serverCpuMsPerRequest),
+      postgresCpuMsPerRequest: medianOf(name, (result) => result.postgresCpuMsPerRequest),
+      statementsPerRequest: medianOf(name, (result) => result.statementsPerRequest),
+      bodyBytes: Buffer.byteLength(sample.body),
+      wireBytesPerResponse: medianOf(name, (result) => result.wireBytesPerResponse),
+      matchesService: same,
+      mismatch: same ? null : `service: ${serviceSample.body.slice(0, 300)} | ${name}: ${sample.body.slice(0, 300)}`,
+      rounds: rounds.get(name)!,
+    }
+  })
+  for (const summary of summaries)
+    if (!summary.matchesService)
+      log(`WARNING ${scenario.id}: ${summary.server} does not answer the same data as the service: ${summary.mismatch}`)
+
+  const pairedRatio = (baseline: BaselineName, value: (result: RoundResult) => number | null) => {
+    const ratios: number[] = []
+    const service = rounds.get('service')!
+    const other = rounds.get(baseline)!
+    for (let index = 0; index < service.length; index++) {
+      const a = service[index]!
+      const b = other[index]!
+      const x = value(a)
+      const y = value(b)
+      if (a.rejected === null && b.rejected === null && x !== null && y !== null && y > 0) ratios.push(x / y)
+    }
+    return round3(median(ratios))
+  }
+
+  const comparisons: BaselineComparison[] = []
+  for (const baseline of scenario.baselines) {
+    let fixedRate: BaselineComparison['fixedRate'] = null
+    const baselineMax = summaries.find((summary) => summary.server === baseline)!.requestsPerSecond
+    if (scenario.fixedRate && baselineMax !== null) {
+      const rate = Math.max(1, Math.round(baselineMax / 2))
+      const serviceRounds: RoundResult[] = []
+      const baselineRounds: RoundResult[] = []
+      for (let round = 1; round <= options.rounds; round++) {
+        serviceRounds.push(await measure(servers.get('service')!, scenario.request('service'), round, rate))
+        baselineRounds.push(await measure(servers.get(baseline)!, scenario.request(baseline), round, rate))
+        log(
+          `${scenario.id} fixed ${rate} req/s round ${round}: service p99 ${serviceRounds.at(-1)!.latencyMs.p99} ms, ${baseline} p99 ${baselineRounds.at(-1)!.latencyMs.p99} ms`,
+        )
+      }
+      const p99s = (list: RoundResult[]) =>
+        round3(median(list.filter((result) => result.rejected === null).map((result) => result.latencyMs.p99)))
+      const ratios = serviceRounds.flatMap((result, index) => {
+        const other = baselineRounds[index]!
+        return result.rejected === null && other.rejected === null && other.latencyMs.p99 > 0
+          ? [result.latencyMs.p99 / other.latencyMs.p99]
+          : []
+      })
+      fixedRate = {
+        rate,
+        serviceP99Ms: p99s(serviceRounds),
+        baselineP99Ms: p99s(baselineRounds),
+        p99Ratio: round3(median(ratios)),
+        service: serviceRounds,
+        baseline: baselineRounds,
+      }
+    }
+    comparisons.push({
+      baseline,
+      requestsPerSecondRatio: pairedRatio(baseline, (result) => result.requestsPerSecond),
+      serverCpuRatio: pairedRatio(baseline, (result) => result.serverCpuMsPerRequest),
+      postgresCpuRatio: pairedRatio(baseline, (result) => result.postgresCpuMsPerRequest),
+      fixedRate,
+    })
+  }
+  const budget = scenario.statementBudget
+  return {
+    id: scenario.id,
+    title: scenario.title,
+    servers: summaries,
+    comparisons,
+    statementBudget: budget
+      ? {
+          max:
+            budget.max === 'baseline'
+              ? (summaries.find((summary) => summary.server !== 'service')?.statementsPerRequest ?? null)
+              : budget.max,
+          reason: budget.reason,
+        }
+      : null,
+  }
+}

@@ -1,0 +1,133 @@
+/** bench/results/latest.md: the results table and the issue's targets, each marked met or not. */
+import type { BenchResults, ScenarioResult, ServerSummary } from './harness.ts'
+import { BASELINE_TITLES, type BaselineName, type ServerName } from './scenarios.ts'
+
+const SERVER_TITLES: Record<ServerName, string> = { service: 'this service', ...BASELINE_TITLES }
+
+const show = (value: number | null, digits = 2): string => (value === null ? 'n/a' : value.toFixed(digits))
+const times = (value: number | null): string => (value === null ? 'n/a' : `${value.toFixed(2)}×`)
+
+interface TargetRow {
+  scenario: string
+  target: string
+  measured: string
+  met: boolean | null
+}
+
+function verdict(met: boolean | null): string {
+  return met === null ? 'not measured' : met ? 'met' : '**not met**'
+}
+
+function targetsOf(scenario: ScenarioResult): TargetRow[] {
+  const rows: TargetRow[] = []
+  const comparison = (baseline: BaselineName) => scenario.comparisons.find((entry) => entry.baseline === baseline)
+  const atLeast = (baseline: BaselineName, ratio: number) => {
+    const measured = comparison(baseline)?.requestsPerSecondRatio ?? null
+    rows.push({
+      scenario: scenario.id,
+      target: `req/s ≥ ${ratio.toFixed(2)}× ${BASELINE_TITLES[baseline]}`,
+      measured: times(measured),
+      met: measured === null ? null : measured >= ratio,
+    })
+  }
+  if (scenario.id === 'get-order' || scenario.id === 'list-orders') {
+    atLeast('fastify', 0.9)
+    const cpu = comparison('fastify')?.serverCpuRatio ?? null
+    rows.push({
+      scenario: scenario.id,
+      target: 'server CPU per request ≤ 1.5× bare Fastify + pg',
+      measured: times(cpu),
+      met: cpu === null ? null : cpu <= 1.5,
+    })
+  }
+  if (scenario.id === 'create-order') atLeast('fastify', 0.8)
+  if (scenario.id === 'graphql-user-orders' || scenario.id === 'graphql-orders') {
+    atLeast('apollo', 2)
+    atLeast('mercurius', 1)
+  }
+  const service = scenario.servers.find((server) => server.server === 'service')
+  if (scenario.statementBudget && service) {
+    const { max, reason } = scenario.statementBudget
+    const measured = service.statementsPerRequest
+    rows.push({
+      scenario: scenario.id,
+      target: `SQL statements per request ≤ ${show(max)} (${reason})`,
+      measured: show(measured),
+      met: measured === null || max === null ? null : measured <= max + 0.05,
+    })
+  }
+  for (const entry of scenario.comparisons) {
+    if (!entry.fixedRate) continue
+    rows.push({
+      scenario: scenario.id,
+      target: `p99 at ${entry.fixedRate.rate} req/s (half of ${BASELINE_TITLES[entry.baseline]}'s maximum) ≤ 1.5× its p99`,
+      measured: `${show(entry.fixedRate.serviceP99Ms, 0)} ms vs ${show(entry.fixedRate.baselineP99Ms, 0)} ms: ${times(entry.fixedRate.p99Ratio)}`,
+      met: entry.fixedRate.p99Ratio === null ? null : entry.fixedRate.p99Ratio <= 1.5,
+    })
+  }
+  return rows
+}
+
+function serverRow(scenario: ScenarioResult, server: ServerSummary): string {
+  const comparisons = scenario.comparisons.map((entry) => `${entry.baseline} ${times(entry.requestsPerSecondRatio)}`).join(', ')
+  return [
+    server.server === 'service' ? `**${SERVER_TITLES[server.server]}**` : SERVER_TITLES[server.server],
+    show(server.requestsPerSecond, 0),
+    server.server === 'service' ? comparisons : '',
+    show(server.latencyMs.p50, 1),
+    show(server.latencyMs.p99, 1),
+    show(server.serverCpuMsPerRequest, 3),
+    show(server.postgresCpuMsPerRequest, 3),
+    show(server.statementsPerRequest),
+    String(server.bodyBytes),
+    `${server.acceptedRounds}/${server.acceptedRounds + server.rejectedRounds}${server.matchesService ? '' : ' (data differs!)'}`,
+  ].join(' | ')
+}
+
+export function renderMarkdown(results: BenchResults, note?: string): string {
+  const lines: string[] = []
+  // The baselines run on whichever database the service does.
+  const onDatabase = (text: string) => (results.database === 'pglite' ? text.replaceAll('+ pg', '+ PGlite') : text)
+  lines.push('# Bench results', '')
+  lines.push(
+    `Measured ${results.measuredAt} on ${results.database === 'postgres' ? 'PostgreSQL' : 'PGlite'}, Node ${results.machine.node}, ${results.machine.cpus} CPUs, load average at start ${results.machine.loadAverageAtStart.join(' / ')}.`,
+  )
+  if (note) lines.push('', note)
+  lines.push(
+    '',
+    `Data set: ${results.dataSet.companies} companies, ${results.dataSet.users} users, ${results.dataSet.orders} orders of ${results.dataSet.itemsPerOrder} items. ${results.databaseSetup}`,
+    '',
+    `Service environment for the run: ${Object.entries(results.serviceEnvironment)
+      .map(([key, value]) => `\`${key}=${value}\``)
+      .join(
+        ', ',
+      )} (logging at warn, rate and GraphQL cost limits raised so the load never hits them; validation, ETags and idempotency stay on).`,
+    '',
+  )
+  if (results.failure) lines.push(`**The run failed: ${results.failure}.**`, '')
+  lines.push('## Targets (issue 13)', '', '| Scenario | Target | Measured | |', '|---|---|---|---|')
+  for (const scenario of results.scenarios) {
+    for (const row of targetsOf(scenario))
+      lines.push(onDatabase(`| ${row.scenario} | ${row.target} | ${row.measured} | ${verdict(row.met)} |`))
+  }
+  lines.push(
+    '',
+    "Statement targets allow 0.05 above the budget: the service's background work (its event relay and housekeeping) sends a few statements a second whatever the load, and they land in every round.",
+  )
+  lines.push('', '## Per scenario', '')
+  for (const scenario of results.scenarios) {
+    lines.push(`### ${scenario.id}: ${scenario.title}`, '')
+    lines.push(
+      '| Server | req/s | service ÷ baseline | p50 ms | p99 ms | server CPU ms/req | PostgreSQL CPU ms/req | SQL statements/req | body bytes | rounds accepted |',
+      '|---|---|---|---|---|---|---|---|---|---|',
+    )
+    for (const server of scenario.servers) lines.push(onDatabase(`| ${serverRow(scenario, server)} |`))
+    const rejected = scenario.servers.flatMap((server) =>
+      server.rounds.filter((round) => round.rejected).map((round) => `${server.server} round ${round.round}: ${round.rejected}`),
+    )
+    if (rejected.length) lines.push('', `Rejected rounds: ${rejected.join('; ')}.`)
+    lines.push('')
+  }
+  lines.push('## How it was measured', '', ...results.method.map((line) => `- ${line}`), '')
+  return lines.join('\n')
+}
