@@ -14,4 +14,3 @@ export function parseId(value: string | number, argument: string): number {
 
 /** `first`/`last`: the page size rule REST's `limit` follows too. */
 export const parseCount = parsePageSize
-}

@@ -3,7 +3,7 @@
  * maps schema.graphql's types to these, so resolvers and loaders are typed by what the services
  * return, not by the GraphQL shape). A record reached through a list carries its `cursor` there.
  */
-import type { Article, Comment, Order, OrderItem, Product, User } from '../generated/openapi/schemas.ts'
+import type { Article, Comment, Order, OrderItem, Product, User } from '../contract-types.ts'
 import type { Company } from '../modules/users/users.service.ts'
 import type { Connection, Edge } from './connection.ts'
 

@@ -11,7 +11,6 @@ import { subscriptionError } from '../../graphql/errors.ts'
 import { subscribeBounded } from '../../graphql/pubsub.ts'
 import type { Comment } from '../../contract-types.ts'
 import { toConnection } from '../../graphql/connection.ts'
-import type { Page } from '../../pagination/page.ts'
 import { lookupPerSize } from '../../pagination/per-parent.ts'
 
 export const articleResolvers: Resolvers = {

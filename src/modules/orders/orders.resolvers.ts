@@ -22,10 +22,8 @@ import mercurius from 'mercurius'
 import { isOwnerOrAdmin, requireScope } from '../../auth/policy.ts'
 import { subscriptionError } from '../../graphql/errors.ts'
 import { subscribeBounded } from '../../graphql/pubsub.ts'
-import { forbidden } from '../../errors.ts'
 import { toConnection } from '../../graphql/connection.ts'
 import { lookupPerSize } from '../../pagination/per-parent.ts'
-import { subscriber } from '../../graphql/caller.ts'
 
 type OrderEvent = { orderId: number; userId: number; order: Order }
 
