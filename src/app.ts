@@ -126,6 +126,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   // Served with this server in `servers` (relative, or PUBLIC_URL), so that "Try it out" calls it.
   const served = servedContract(contracts, config.publicUrl)
+  // @fastify/swagger types a static document as OpenAPI 2 or 3.0 only; ours is 3.1, served as is.
   await app.register(swagger, { mode: 'static', specification: { document: served.document as never } })
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: true } })
   await app.register(healthRoutes)

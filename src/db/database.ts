@@ -61,6 +61,7 @@ export interface DatabaseHandle {
 }
 
 const INT8_OID = 20
+// PGlite's typings leave out the static defaultStartParams its class carries at run time.
 const PGLITE_DEFAULT_START_PARAMS: string[] = (PGlite as unknown as { defaultStartParams: string[] }).defaultStartParams
 
 // bigint columns (order totals, counts) stay below 2^53, so numbers are exact and keep the API's

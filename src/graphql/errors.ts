@@ -7,7 +7,7 @@
  * unreachable, its connection lost, a statement timed out) is `DATABASE_UNAVAILABLE`, and a
  * response left without data by it (`data` null or absent) is 503 with Retry-After.
  */
-import { GraphQLError, Kind, type ASTNode, type ExecutionResult } from 'graphql'
+import { GraphQLError, Kind, type ASTNode, type ExecutionResult, type FormattedExecutionResult } from 'graphql'
 import type { MercuriusContext } from 'mercurius'
 import { constraintViolation } from '../db/constraint-violation.ts'
 import { isDatabaseUnavailable } from '../db/database-unavailable.ts'
@@ -155,10 +155,10 @@ export function formatGraphqlErrors(
     context.reply?.header('allow', 'POST')
     return {
       statusCode: 405,
-      response: {
-        errors: [{ message: 'Mutations must be sent with POST.', extensions: { code: 'BAD_USER_INPUT' } }],
+      response: formatted({
+        errors: [{ message: 'Mutations must be sent with POST.', extensions: { code: graphqlCodeOf('METHOD_NOT_ALLOWED') } }],
         ...(request ? { extensions: { requestId: request.id } } : {}),
-      } as unknown as ExecutionResult,
+      }),
     }
   }
   let statusCode = 200
@@ -167,7 +167,7 @@ export function formatGraphqlErrors(
     // A request that is not one GraphQL request is 400 in both media types, with no `data`.
     return {
       statusCode: 400,
-      response: { errors, ...(request ? { extensions: { requestId: request.id } } : {}) } as unknown as ExecutionResult,
+      response: formatted({ errors, ...(request ? { extensions: { requestId: request.id } } : {}) }),
     }
   }
   if (first === 'UNAUTHENTICATED' && !executed) statusCode = 401
@@ -185,11 +185,13 @@ export function formatGraphqlErrors(
       : {}
   return {
     statusCode,
-    response: (executed
-      ? { data: execution.data, errors, ...extensions }
-      : modern
-        ? { errors, ...extensions }
-        : { data: null, errors, ...extensions }) as unknown as ExecutionResult,
+    response: formatted(
+      executed
+        ? { data: execution.data, errors, ...extensions }
+        : modern
+          ? { errors, ...extensions }
+          : { data: null, errors, ...extensions },
+    ),
   }
 }
 
@@ -208,4 +210,12 @@ export function subscriptionError(error: unknown): unknown {
  */
 export function locatedApiError(error: ApiError, nodes?: readonly ASTNode[]): GraphQLError {
   return new GraphQLError(error.detail, { ...(nodes ? { nodes } : {}), originalError: error, extensions: graphqlExtensions(error) })
+}
+
+/**
+ * Mercurius types the formatter's response as graphql's ExecutionResult (GraphQLError instances)
+ * but sends what it is given as is: ours is already formatted, the shape clients receive.
+ */
+function formatted(response: FormattedExecutionResult & { extensions?: Record<string, unknown> }): ExecutionResult {
+  return response as unknown as ExecutionResult
 }

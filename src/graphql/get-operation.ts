@@ -10,10 +10,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { getOperationAST, GraphQLError, Kind, parse, type DocumentNode } from 'graphql'
 import type { PersistedQueryProvider } from 'mercurius'
 import { notExecutable } from './limits.ts'
+import { isObject } from './request-problems.ts'
 
 /** The document text a GET carries, or the persisted one its hash names (undefined when unknown). */
 async function documentText(request: FastifyRequest, persisted: PersistedQueryProvider): Promise<string | undefined> {
-  const { query, extensions } = request.query as { query?: unknown; extensions?: unknown }
+  const { query, extensions } = isObject(request.query) ? request.query : {}
   if (typeof query === 'string') return query
   if (typeof extensions !== 'string') return undefined
   try {
@@ -49,7 +50,7 @@ function noOperationMessage(document: DocumentNode, operationName: string | unde
 export function refuseGetWithoutOperation(app: FastifyInstance, persisted: PersistedQueryProvider): void {
   app.addHook('preHandler', async (request) => {
     if (request.routeOptions.url !== '/graphql' || (request.method !== 'GET' && request.method !== 'HEAD')) return
-    const { operationName } = request.query as { operationName?: unknown }
+    const { operationName } = isObject(request.query) ? request.query : {}
     if (operationName !== undefined && typeof operationName !== 'string') {
       throw notExecutable([new GraphQLError('operationName must be one string.')])
     }

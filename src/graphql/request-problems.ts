@@ -12,7 +12,8 @@ import { ApiError } from '../errors.ts'
 
 export const badGraphqlRequest = (detail: string) => new ApiError('BAD_REQUEST', detail)
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+export const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /** What is wrong with a parsed POST body as a GraphQL-over-HTTP request, or undefined. */
 export function requestShapeProblem(body: unknown): string | undefined {
@@ -62,7 +63,7 @@ export function refuseMalformedRequests(app: FastifyInstance): void {
     const problem = requestShapeProblem(request.body)
     if (problem) throw badGraphqlRequest(problem)
     // GraphQL-over-HTTP: `"extensions": null` means no extensions (Mercurius' schema wants an object).
-    const body = request.body as Record<string, unknown>
-    if (body.extensions === null) delete body.extensions
+    const body = request.body
+    if (isObject(body) && body.extensions === null) delete body.extensions
   })
 }

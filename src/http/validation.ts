@@ -58,7 +58,7 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
     let validate: ValidateFunction | undefined
     const check = (data: unknown) => {
       validate ??= ajv.compile(schema as object)
-      return validate(data) ? { value: data } : { error: validate.errors as never }
+      return validate(data) ? { value: data } : { error: validate.errors ?? [] }
     }
     if (httpPart !== 'params') return check
     // Coercion would read `0x10` as 16 and `3.0` as 3: path ids are checked as the strings they
@@ -69,7 +69,7 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
       const errors: ErrorObject[] = ids
         .filter((name) => typeof params[name] === 'string' && parseRecordId(params[name]) === undefined)
         .map((name) => ({ instancePath: `/${name}`, schemaPath: '#/recordId', keyword: 'recordId', params: {}, message: RECORD_ID_RULE }))
-      return errors.length > 0 ? { error: errors as never } : check(data)
+      return errors.length > 0 ? { error: errors } : check(data)
     }
   }
 }

@@ -87,6 +87,8 @@ function logLine(request: FastifyRequest, reply: FastifyReply): void {
 export default fp(
   async function requestCost(app) {
     const current = new AsyncLocalStorage<RequestCost>()
+    // Fastify's decorator idiom: a null placeholder for the shape, replaced in onRequest before
+    // anything reads it, so readers need no null check.
     app.decorateRequest('cost', null as unknown as RequestCost)
 
     const stopObserving = app.database.observeQueries((event) => {

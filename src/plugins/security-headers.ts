@@ -61,7 +61,7 @@ function graphiqlDirectives(nonces: WeakMap<object, string>): Directives {
     nonces.set(response, nonce)
     return `'nonce-${nonce}'`
   }
-  // helmet calls a directive's function for every response it sends.
+  // helmet calls a directive's function for every response it sends; its typings admit only strings.
   return { ...SELF_ONLY, 'style-src': ["'self'", styleNonce as unknown as string] }
 }
 

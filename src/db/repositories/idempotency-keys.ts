@@ -43,7 +43,7 @@ export async function storeOutcome(trx: Transaction<Database>, outcome: StoredOu
     status: outcome.status,
     location: outcome.location,
     body: JSON.stringify(outcome.body ?? null),
-    expires_at: sql<Date>`now() + make_interval(secs => ${outcome.ttlSeconds})` as never,
+    expires_at: sql<Date>`now() + make_interval(secs => ${outcome.ttlSeconds})`,
   }
   await trx
     .insertInto('idempotency_keys')

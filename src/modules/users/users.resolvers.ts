@@ -47,7 +47,7 @@ export const userLoaders: Loaders = {
   User: {
     company: async (queries, ctx) => {
       const ids = [...new Set(queries.flatMap((q) => (q.obj.company_id === null ? [] : [q.obj.company_id])))]
-      const companies = await ctx.app.services.users.companiesByIds(ids)
+      const companies = await ctx.app.services.users.companiesByIds(callerOf(ctx), ids)
       return queries.map(({ obj }) => (obj.company_id === null ? null : (companies.get(obj.company_id) ?? null)))
     },
   },

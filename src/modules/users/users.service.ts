@@ -95,7 +95,11 @@ export function createUsersService({ db, cursors, commands }: Pick<ServiceDepend
       return new Map(rows.map((row) => [row.id, toAuthor(row)]))
     },
 
-    async companiesByIds(ids: readonly number[]): Promise<Map<number, Company>> {
+    /**
+     * Companies by id: a company's record (its name) is directory data any caller may read; the
+     * caller is taken so that every entry point names whom it serves.
+     */
+    async companiesByIds(_caller: Caller, ids: readonly number[]): Promise<Map<number, Company>> {
       const rows = await repository.findCompaniesByIds(db, ids)
       return new Map(rows.map((row) => [row.id, toCompany(row)]))
     },
