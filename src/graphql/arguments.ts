@@ -14,3 +14,8 @@ export function parseId(value: string | number, argument: string): number {
 
 /** `first`/`last`: the page size rule REST's `limit` follows too. */
 export const parseCount = parsePageSize
+
+/** The page a list field's `first`/`after` ask for: the same page request REST's `limit`/`cursor` make. */
+export function pageOf(args: { first?: number | null; after?: string | null }): { cursor: string | undefined; limit: number } {
+  return { cursor: args.after ?? undefined, limit: parseCount(args.first, 'first') }
+}

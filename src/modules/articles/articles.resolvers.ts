@@ -1,7 +1,7 @@
 /** GraphQL for articles and comments, over the articles service; related records through loaders. */
 import type { Resolvers, SubscriptionCommentAddedArgs } from '../../generated/graphql/types.ts'
 import type { Loaders } from '../../graphql/loaders.ts'
-import { parseCount, parseId } from '../../graphql/arguments.ts'
+import { pageOf, parseCount, parseId } from '../../graphql/arguments.ts'
 import { callerOf, subscriber } from '../../graphql/caller.ts'
 import { idempotencyClaimOf, namedAsArguments, payloadOf } from '../../graphql/mutations.ts'
 import { orNull } from '../../graphql/or-null.ts'
@@ -17,17 +17,11 @@ export const articleResolvers: Resolvers = {
   Query: {
     article: (_, args, ctx) => orNull(ctx.app.services.articles.get(callerOf(ctx), parseId(args.id, 'id'))),
     articles: async (_, args, ctx) => {
-      const page = await ctx.app.services.articles.list(callerOf(ctx), {
-        cursor: args.after ?? undefined,
-        limit: parseCount(args.first, 'first'),
-      })
+      const page = await ctx.app.services.articles.list(callerOf(ctx), pageOf(args))
       return page.data.map((article, index) => ({ ...article, cursor: page.cursors![index]! }))
     },
     articlesConnection: async (_, args, ctx) => {
-      const page = await ctx.app.services.articles.list(callerOf(ctx), {
-        cursor: args.after ?? undefined,
-        limit: parseCount(args.first, 'first'),
-      })
+      const page = await ctx.app.services.articles.list(callerOf(ctx), pageOf(args))
       return toConnection({ ...page, data: page.data.map((article, index) => ({ ...article, cursor: page.cursors![index]! })) }, args.after)
     },
   },

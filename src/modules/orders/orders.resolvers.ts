@@ -11,7 +11,7 @@ import type {
   SubscriptionOrderStatusChangedArgs,
 } from '../../generated/graphql/types.ts'
 import type { Loaders } from '../../graphql/loaders.ts'
-import { parseCount, parseId } from '../../graphql/arguments.ts'
+import { pageOf, parseCount, parseId } from '../../graphql/arguments.ts'
 import { callerOf, subscriber } from '../../graphql/caller.ts'
 import { idempotencyClaimOf, namedAsArguments, payloadOf } from '../../graphql/mutations.ts'
 import { orNull } from '../../graphql/or-null.ts'
@@ -67,8 +67,7 @@ export const orderResolvers: Resolvers = {
       const page = await ctx.app.services.orders.list(callerOf(ctx), {
         status: args.status ?? undefined,
         userId: args.userId == null ? undefined : parseId(args.userId, 'userId'),
-        cursor: args.after ?? undefined,
-        limit: parseCount(args.first, 'first'),
+        ...pageOf(args),
       })
       return page.data.map((order, index) => ({ ...order, cursor: page.cursors![index]! }))
     },
@@ -77,8 +76,7 @@ export const orderResolvers: Resolvers = {
       const page = await ctx.app.services.orders.list(callerOf(ctx), {
         status: args.status ?? undefined,
         userId: args.userId == null ? undefined : parseId(args.userId, 'userId'),
-        cursor: args.after ?? undefined,
-        limit: parseCount(args.first, 'first'),
+        ...pageOf(args),
       })
       // The deprecated Order.cursor still answers with the record's position in this list.
       return toConnection({ ...page, data: page.data.map((order, index) => ({ ...order, cursor: page.cursors![index]! })) }, args.after)

@@ -1,6 +1,6 @@
 /** GraphQL for the product catalog, over the products service. */
 import type { Resolvers } from '../../generated/graphql/types.ts'
-import { parseCount } from '../../graphql/arguments.ts'
+import { pageOf } from '../../graphql/arguments.ts'
 import { callerOf } from '../../graphql/caller.ts'
 import { idempotencyClaimOf, namedAsArguments, payloadOf } from '../../graphql/mutations.ts'
 import { toConnection } from '../../graphql/connection.ts'
@@ -9,17 +9,10 @@ export const productResolvers: Resolvers = {
   Query: {
     product: async (_, args, ctx) => (await ctx.app.services.products.productsBySkus(callerOf(ctx), [args.sku])).get(args.sku) ?? null,
     products: async (_, args, ctx) => {
-      const page = await ctx.app.services.products.list(callerOf(ctx), {
-        cursor: args.after ?? undefined,
-        limit: parseCount(args.first, 'first'),
-      })
+      const page = await ctx.app.services.products.list(callerOf(ctx), pageOf(args))
       return page.data
     },
-    productsConnection: async (_, args, ctx) =>
-      toConnection(
-        await ctx.app.services.products.list(callerOf(ctx), { cursor: args.after ?? undefined, limit: parseCount(args.first, 'first') }),
-        args.after,
-      ),
+    productsConnection: async (_, args, ctx) => toConnection(await ctx.app.services.products.list(callerOf(ctx), pageOf(args)), args.after),
   },
   Mutation: {
     createProduct: (_, args, ctx) =>

@@ -1,7 +1,7 @@
 /** GraphQL for users and companies, over the users service. */
 import type { Resolvers } from '../../generated/graphql/types.ts'
 import type { Loaders } from '../../graphql/loaders.ts'
-import { parseCount, parseId } from '../../graphql/arguments.ts'
+import { pageOf, parseId } from '../../graphql/arguments.ts'
 import { callerOf } from '../../graphql/caller.ts'
 import { idempotencyClaimOf, namedAsArguments, payloadOf } from '../../graphql/mutations.ts'
 import { orNull } from '../../graphql/or-null.ts'
@@ -12,17 +12,10 @@ export const userResolvers: Resolvers = {
     user: (_, args, ctx) => orNull(ctx.app.services.users.get(callerOf(ctx), parseId(args.id, 'id'))),
     me: (_, _args, ctx) => ctx.app.services.users.get(callerOf(ctx), callerOf(ctx).userId),
     users: async (_, args, ctx) => {
-      const page = await ctx.app.services.users.list(callerOf(ctx), {
-        cursor: args.after ?? undefined,
-        limit: parseCount(args.first, 'first'),
-      })
+      const page = await ctx.app.services.users.list(callerOf(ctx), pageOf(args))
       return page.data.map((user) => ({ ...user, cursor: ctx.app.services.users.cursorOf(user) }))
     },
-    usersConnection: async (_, args, ctx) =>
-      toConnection(
-        await ctx.app.services.users.list(callerOf(ctx), { cursor: args.after ?? undefined, limit: parseCount(args.first, 'first') }),
-        args.after,
-      ),
+    usersConnection: async (_, args, ctx) => toConnection(await ctx.app.services.users.list(callerOf(ctx), pageOf(args)), args.after),
   },
   Mutation: {
     createUser: (_, args, ctx) =>
