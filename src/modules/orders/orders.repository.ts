@@ -3,7 +3,6 @@ import { type RawBuilder, sql } from 'kysely'
 import type { OrderItemRow, OrderRow } from '../../db/schema.ts'
 import type { OrderItem, OrderStatus } from '../../contract-types.ts'
 import { keysetPage } from '../../db/keyset.ts'
-import { findRowsPerParent } from '../../db/rows-per-parent.ts'
 import type { Executor } from '../../db/transaction.ts'
 import { nextUpdatedAt } from '../../db/updated-at.ts'
 import type { PricedItem } from './order-pricing.ts'
@@ -118,15 +117,20 @@ export async function countOrders(db: Executor, filter: OrderFilter): Promise<nu
   return Number(row.count)
 }
 
-/** The `last` most recent orders of each user, in one statement (GraphQL's User.orders loader). */
-export async function findRecentOrdersOfUsers(db: Executor, userIds: readonly number[], last: number): Promise<OrderRow[]> {
-  return findRowsPerParent<'orders', OrderRow>(db, {
-    table: 'orders',
-    parentColumn: 'user_id',
-    parentIds: userIds,
-    newestFirst: true,
-    limit: last,
-  })
+/**
+ * The `last` most recent orders of each user with their items, in one statement (GraphQL's
+ * User.orders loader): a lateral join over the user ids, each side an index range scan on
+ * (user_id, created_at, id), the items aggregated per order as in findOrderWithItems.
+ */
+export async function findRecentOrdersOfUsers(db: Executor, userIds: readonly number[], last: number): Promise<OrderWithItemsRow[]> {
+  if (userIds.length === 0) return []
+  const result = await sql<OrderWithItemsRow & { items: AggregatedItem[] }>`
+    select r.* from unnest(${sql.val([...userIds])}::int[]) as p(id)
+    cross join lateral (
+      select orders.*, ${itemsOfOrder} as items from orders where orders.user_id = p.id
+      order by orders.created_at desc, orders.id desc limit ${last}
+    ) r`.execute(db)
+  return result.rows.map(inStoredOrder)
 }
 
 export async function findOrdersByIds(db: Executor, ids: readonly number[]): Promise<OrderRow[]> {

@@ -163,7 +163,7 @@ export const orderLoaders: Loaders = {
     },
   },
   User: {
-    /** `orders(last: N)`: the N most recent orders of each user, oldest first, in two statements. */
+    /** `orders(last: N)`: the N most recent orders of each user, oldest first, with their items in one statement. */
     orders: async (queries, ctx) => {
       const caller = callerOf(ctx)
       const requests = queries.map(({ obj, params }) => ({ parentId: obj.id, size: parseCount(params.last, 'last') }))

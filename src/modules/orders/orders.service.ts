@@ -294,15 +294,16 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
     },
 
     /**
-     * The `last` most recent orders of each user, oldest of them first: two statements for any
-     * number of users. A user whose orders the caller may not read gets a 403 error in place of
+     * The `last` most recent orders of each user, oldest of them first, with their items: one
+     * statement for any number of users. A user whose orders the caller may not read gets a 403 error in place of
      * its list (GraphQL's User.orders reports it on that field alone).
      */
     async recentOfUsers(caller: Caller, userIds: readonly number[], last: number): Promise<Map<number, Order[] | ApiError>> {
       requireScope(caller, 'orders:read')
       const readable = userIds.filter((id) => isOwnerOrAdmin(caller, id))
       const rows = await repository.findRecentOrdersOfUsers(db, readable, last)
-      const byUser = new Map<number, Order[] | ApiError>(groupOldestFirst(readable, await withItems(db, rows), (order) => order.user_id))
+      const orders = rows.map((row) => toOrder(row, row.items))
+      const byUser = new Map<number, Order[] | ApiError>(groupOldestFirst(readable, orders, (order) => order.user_id))
       for (const id of userIds) if (!byUser.has(id)) byUser.set(id, forbidden("You may not access another user's orders."))
       return byUser
     },
