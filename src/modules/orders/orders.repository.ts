@@ -65,16 +65,6 @@ export async function findItemsOfOrders(db: Executor, orderIds: readonly number[
     .execute()
 }
 
-/** One keyset page (limit + 1 rows, so the caller knows whether another page follows). */
-export async function findOrderPage(db: Executor, query: OrderPageQuery): Promise<OrderRow[]> {
-  const filtered = db
-    .selectFrom('orders')
-    .selectAll()
-    .$if(query.userId !== undefined, (qb) => qb.where('user_id', '=', query.userId!))
-    .$if(query.status !== undefined, (qb) => qb.where('status', '=', query.status!))
-  return keysetPage(filtered, query).execute()
-}
-
 /**
  * One keyset page of orders with their items (limit + 1 rows), in one statement. With
  * `withTotal`, every row also carries the number of orders matching the filter over all pages
