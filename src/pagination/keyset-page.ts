@@ -29,17 +29,27 @@ export function startOfPage<Field extends string>(
 
 export interface CutPage<Row> {
   rows: Row[]
-  /** The cursor of each row of the page, to resume right after it. */
-  cursors: string[]
+  /** The cursor of each row of the page, to resume right after it (left out when not asked for). */
+  cursors?: string[]
   /** The last row's cursor when another row followed, else null. */
   nextCursor: string | null
 }
 
-/** A repository's limit + 1 rows as a page: the first `limit` rows, their cursors, and whether more follow. */
-export function cutPage<Row>(rows: readonly Row[], limit: number, cursorOf: (row: Row) => string): CutPage<Row> {
+/**
+ * A repository's limit + 1 rows as a page: the first `limit` rows, their cursors, and whether more
+ * follow. Each cursor is an HMAC: with `everyCursor: false` only the next page's cursor is made.
+ */
+export function cutPage<Row>(
+  rows: readonly Row[],
+  limit: number,
+  cursorOf: (row: Row) => string,
+  options: { everyCursor: boolean } = { everyCursor: true },
+): CutPage<Row> {
   const page = rows.slice(0, limit)
+  const more = rows.length > limit
+  if (!options.everyCursor) return { rows: page, nextCursor: more && page.length > 0 ? cursorOf(page.at(-1)!) : null }
   const cursors = page.map(cursorOf)
-  return { rows: page, cursors, nextCursor: rows.length > limit ? (cursors.at(-1) ?? null) : null }
+  return { rows: page, cursors, nextCursor: more ? (cursors.at(-1) ?? null) : null }
 }
 
 /** A row's sort key as a cursor holds it: timestamps as ISO strings, as the API writes them. */

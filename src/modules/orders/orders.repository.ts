@@ -1,9 +1,8 @@
 /** All SQL for orders and their items. Plain functions taking the database or a transaction first. */
-import { sql } from 'kysely'
+import { type RawBuilder, sql } from 'kysely'
 import type { OrderItemRow, OrderRow } from '../../db/schema.ts'
-import type { OrderStatus } from '../../contract-types.ts'
+import type { OrderItem, OrderStatus } from '../../contract-types.ts'
 import { keysetPage } from '../../db/keyset.ts'
-import { findRowsPerParent } from '../../db/rows-per-parent.ts'
 import type { Executor } from '../../db/transaction.ts'
 import { nextUpdatedAt } from '../../db/updated-at.ts'
 import type { PricedItem } from './order-pricing.ts'
@@ -27,6 +26,33 @@ export async function findOrder(db: Executor, id: number, options: { lock?: bool
   return query.executeTakeFirst()
 }
 
+/** An item as the order statements aggregate it: its position says where it stands in the order. */
+type AggregatedItem = OrderItem & { position: number }
+
+/** An order row with its items as the API shows them, in stored sequence, read in the same statement. */
+export type OrderWithItemsRow = OrderRow & { items: OrderItem[] }
+
+/**
+ * The items of the outer `orders` row as a JSON array, built in PostgreSQL (a correlated subquery,
+ * an index range scan on order_items' primary key per order), so an order and its items cost one
+ * round trip instead of two. The array is put in stored order here rather than with an ordered
+ * aggregate, which would add a sort step per order to the plan.
+ */
+const itemsOfOrder: RawBuilder<AggregatedItem[]> = sql<AggregatedItem[]>`(
+  select coalesce(json_agg(json_build_object('sku', i.sku, 'qty', i.qty, 'unit_price', i.unit_price, 'position', i.position)), '[]'::json)
+  from order_items as i where i.order_id = orders.id)`
+
+function inStoredOrder<Row extends { items: AggregatedItem[] }>(row: Row): Row {
+  row.items.sort((a, b) => a.position - b.position)
+  return row
+}
+
+/** One order with its items, in one statement (GET /orders/{id}). */
+export async function findOrderWithItems(db: Executor, id: number): Promise<OrderWithItemsRow | undefined> {
+  const row = await db.selectFrom('orders').selectAll().select(itemsOfOrder.as('items')).where('id', '=', id).executeTakeFirst()
+  return row && inStoredOrder(row)
+}
+
 /** The items of many orders in one statement, in each order's stored sequence. */
 export async function findItemsOfOrders(db: Executor, orderIds: readonly number[]): Promise<OrderItemRow[]> {
   if (orderIds.length === 0) return []
@@ -39,14 +65,36 @@ export async function findItemsOfOrders(db: Executor, orderIds: readonly number[
     .execute()
 }
 
-/** One keyset page (limit + 1 rows, so the caller knows whether another page follows). */
-export async function findOrderPage(db: Executor, query: OrderPageQuery): Promise<OrderRow[]> {
+/**
+ * One keyset page of orders with their items (limit + 1 rows), in one statement. With
+ * `withTotal`, every row also carries the number of orders matching the filter over all pages
+ * (an uncorrelated subquery: PostgreSQL runs it once per statement, not per row); a page with no
+ * rows carries no total, so the caller counts on its own then.
+ */
+export async function findOrderPageWithItems(
+  db: Executor,
+  query: OrderPageQuery,
+  options: { withTotal: boolean },
+): Promise<Array<OrderWithItemsRow & { matching_total?: number | string | bigint }>> {
   const filtered = db
     .selectFrom('orders')
     .selectAll()
+    .select(itemsOfOrder.as('items'))
+    // Not named `total`: that is an order's column, and ORDER BY total must keep meaning it.
+    .$if(options.withTotal, (qb) => qb.select(countMatching(query).as('matching_total')))
     .$if(query.userId !== undefined, (qb) => qb.where('user_id', '=', query.userId!))
     .$if(query.status !== undefined, (qb) => qb.where('status', '=', query.status!))
-  return keysetPage(filtered, query).execute()
+  const rows = await keysetPage(filtered, query).execute()
+  return rows.map(inStoredOrder)
+}
+
+/** `(select count(*) from orders where <filter>)` as a scalar subquery. */
+function countMatching(filter: OrderFilter): RawBuilder<number | string | bigint> {
+  const conditions: RawBuilder<boolean>[] = []
+  if (filter.userId !== undefined) conditions.push(sql<boolean>`counted.user_id = ${filter.userId}`)
+  if (filter.status !== undefined) conditions.push(sql<boolean>`counted.status = ${filter.status}`)
+  const where = conditions.length === 0 ? sql`` : sql`where ${sql.join(conditions, sql` and `)}`
+  return sql<number | string | bigint>`(select count(*) from orders as counted ${where})`
 }
 
 export async function countOrders(db: Executor, filter: OrderFilter): Promise<number> {
@@ -59,15 +107,20 @@ export async function countOrders(db: Executor, filter: OrderFilter): Promise<nu
   return Number(row.count)
 }
 
-/** The `last` most recent orders of each user, in one statement (GraphQL's User.orders loader). */
-export async function findRecentOrdersOfUsers(db: Executor, userIds: readonly number[], last: number): Promise<OrderRow[]> {
-  return findRowsPerParent<'orders', OrderRow>(db, {
-    table: 'orders',
-    parentColumn: 'user_id',
-    parentIds: userIds,
-    newestFirst: true,
-    limit: last,
-  })
+/**
+ * The `last` most recent orders of each user with their items, in one statement (GraphQL's
+ * User.orders loader): a lateral join over the user ids, each side an index range scan on
+ * (user_id, created_at, id), the items aggregated per order as in findOrderWithItems.
+ */
+export async function findRecentOrdersOfUsers(db: Executor, userIds: readonly number[], last: number): Promise<OrderWithItemsRow[]> {
+  if (userIds.length === 0) return []
+  const result = await sql<OrderWithItemsRow & { items: AggregatedItem[] }>`
+    select r.* from unnest(${sql.val([...userIds])}::int[]) as p(id)
+    cross join lateral (
+      select orders.*, ${itemsOfOrder} as items from orders where orders.user_id = p.id
+      order by orders.created_at desc, orders.id desc limit ${last}
+    ) r`.execute(db)
+  return result.rows.map(inStoredOrder)
 }
 
 export async function findOrdersByIds(db: Executor, ids: readonly number[]): Promise<OrderRow[]> {

@@ -28,7 +28,12 @@ export function orderHandlers(orders: OrdersService, config: AppConfig): Operati
   return {
     listOrders: async (request, reply) => {
       const { status, user_id, sort, cursor, limit, fields } = request.query
-      const page = await orders.list(requireCaller(request), { status, userId: user_id, sort, cursor, limit })
+      // Envelope A shows the total and the next page's cursor only.
+      const page = await orders.list(
+        requireCaller(request),
+        { status, userId: user_id, sort, cursor, limit },
+        { total: true, everyCursor: false },
+      )
       return sendCollection(request, reply, config.publicUrl, page, fields)
     },
 
@@ -68,7 +73,13 @@ export function orderHandlers(orders: OrdersService, config: AppConfig): Operati
 
     listUserOrders: async (request, reply) => {
       const { status, sort, cursor, limit, fields } = request.query
-      const page = await orders.listOfUser(requireCaller(request), request.params.id, { status, sort, cursor, limit })
+      // Envelope B shows neither a total nor any cursor but the next page's.
+      const page = await orders.listOfUser(
+        requireCaller(request),
+        request.params.id,
+        { status, sort, cursor, limit },
+        { total: false, everyCursor: false },
+      )
       return sendNestedCollection(reply, page, fields)
     },
 

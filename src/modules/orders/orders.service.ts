@@ -41,6 +41,17 @@ export interface OrderWriteOptions extends WriteOptions<Order> {
   precondition?: Precondition | undefined
 }
 
+/**
+ * What a list request asks for beyond the records: envelope A's `page.total` (REST's top-level
+ * list) and the cursor of every record (GraphQL, when `cursor` or an edge's cursor is selected).
+ * Neither is computed unless asked: a count is most of PostgreSQL's time per page, and each cursor
+ * is an HMAC.
+ */
+export interface OrderListNeeds {
+  total: boolean
+  everyCursor: boolean
+}
+
 export interface OrderListQuery {
   status?: OrderStatus | undefined
   userId?: number | undefined
@@ -53,7 +64,7 @@ export function toOrderItem(row: Pick<OrderItemRow, 'sku' | 'qty' | 'unit_price'
   return { sku: row.sku, qty: row.qty, unit_price: row.unit_price }
 }
 
-export function toOrder(row: OrderRow, items: readonly OrderItemRow[]): Order {
+export function toOrder(row: OrderRow, items: ReadonlyArray<Pick<OrderItemRow, 'sku' | 'qty' | 'unit_price'>>): Order {
   return {
     id: row.id,
     status: row.status,
@@ -110,7 +121,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
     throw unprocessable('ORDER_TOTAL_TOO_LARGE', `The order total ${result.total} exceeds the maximum of 2147483647 minor units.`)
   }
 
-  async function page(caller: Caller, query: OrderListQuery, list: string): Promise<Page<Order>> {
+  async function page(caller: Caller, query: OrderListQuery, list: string, needs: OrderListNeeds): Promise<Page<Order>> {
     const position = startOfPage(
       cursors,
       list,
@@ -121,14 +132,39 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
     // Without admin, a caller only ever sees its own orders, whatever the filter says.
     const userId = caller.admin ? ((position.filter.user_id as number | null) ?? undefined) : caller.userId
     const filter = { userId, status: (position.filter.status as OrderStatus | null) ?? undefined }
-    const [rows, total] = await Promise.all([
-      repository.findOrderPage(db, { ...filter, sort: position.sortBy, after: position.after, limit: query.limit }),
-      repository.countOrders(db, filter),
-    ])
-    const page = cutPage(rows, query.limit, (row) =>
-      cursors.encode({ list, sort: position.sort, filter: position.filter, key: [sortKeyOf(row, position.sortBy.field), row.id] }),
+    // The page, its items and (when asked) the total in one statement.
+    const rows = await repository.findOrderPageWithItems(
+      db,
+      { ...filter, sort: position.sortBy, after: position.after, limit: query.limit },
+      { withTotal: needs.total },
     )
-    return { data: await withItems(db, page.rows), total, nextCursor: page.nextCursor, cursors: page.cursors }
+    const page = cutPage(
+      rows,
+      query.limit,
+      (row) => cursors.encode({ list, sort: position.sort, filter: position.filter, key: [sortKeyOf(row, position.sortBy.field), row.id] }),
+      { everyCursor: needs.everyCursor },
+    )
+    return {
+      data: page.rows.map((row) => toOrder(row, row.items)),
+      // A list that shows no total (envelope B, GraphQL) carries the page's length, as elsewhere.
+      total: needs.total ? await totalOf(rows, position.after, filter) : page.rows.length,
+      nextCursor: page.nextCursor,
+      ...(page.cursors ? { cursors: page.cursors } : {}),
+    }
+  }
+
+  /**
+   * The total the page statement carried; a page with no rows carries none: from the top of the
+   * list that means no order matches, after a cursor it takes a count of its own.
+   */
+  async function totalOf(
+    rows: ReadonlyArray<{ matching_total?: number | string | bigint }>,
+    after: unknown,
+    filter: repository.OrderFilter,
+  ): Promise<number> {
+    const carried = rows[0]?.matching_total
+    if (carried !== undefined) return Number(carried)
+    return after === undefined ? 0 : repository.countOrders(db, filter)
   }
 
   return {
@@ -136,24 +172,26 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
 
     async get(caller: Caller, id: number): Promise<Order> {
       requireScope(caller, 'orders:read')
-      const row = await loadOwned(db, caller, id, false)
-      const [order] = await withItems(db, [row])
-      return order!
+      // The order and its items in one statement.
+      const row = await repository.findOrderWithItems(db, id)
+      if (!row) throw notFound(`Order ${id}`)
+      requireOwnerOrAdmin(caller, row.user_id, 'order')
+      return toOrder(row, row.items)
     },
 
     /** GET /orders: the caller's orders; an admin sees everyone's and may filter by user. */
-    async list(caller: Caller, query: OrderListQuery): Promise<Page<Order>> {
+    async list(caller: Caller, query: OrderListQuery, needs: OrderListNeeds): Promise<Page<Order>> {
       requireScope(caller, 'orders:read')
       if (query.userId !== undefined && !caller.admin) throw forbidden('Only an admin may filter orders by user_id.')
-      return page(caller, query, 'orders')
+      return page(caller, query, 'orders', needs)
     },
 
     /** GET /users/{id}/orders: that user or an admin. */
-    async listOfUser(caller: Caller, userId: number, query: Omit<OrderListQuery, 'userId'>): Promise<Page<Order>> {
+    async listOfUser(caller: Caller, userId: number, query: Omit<OrderListQuery, 'userId'>, needs: OrderListNeeds): Promise<Page<Order>> {
       requireScope(caller, 'orders:read')
       requireOwnerOrAdmin(caller, userId, 'orders')
       if (!(await userExists(db, userId))) throw notFound(`User ${userId}`)
-      return page(caller, { ...query, userId }, `users/${userId}/orders`)
+      return page(caller, { ...query, userId }, `users/${userId}/orders`, needs)
     },
 
     async create(caller: Caller, input: { items: readonly RequestedItem[] }, options: WriteOptions<Order> = {}): Promise<Written<Order>> {
@@ -256,15 +294,16 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
     },
 
     /**
-     * The `last` most recent orders of each user, oldest of them first: two statements for any
-     * number of users. A user whose orders the caller may not read gets a 403 error in place of
+     * The `last` most recent orders of each user, oldest of them first, with their items: one
+     * statement for any number of users. A user whose orders the caller may not read gets a 403 error in place of
      * its list (GraphQL's User.orders reports it on that field alone).
      */
     async recentOfUsers(caller: Caller, userIds: readonly number[], last: number): Promise<Map<number, Order[] | ApiError>> {
       requireScope(caller, 'orders:read')
       const readable = userIds.filter((id) => isOwnerOrAdmin(caller, id))
       const rows = await repository.findRecentOrdersOfUsers(db, readable, last)
-      const byUser = new Map<number, Order[] | ApiError>(groupOldestFirst(readable, await withItems(db, rows), (order) => order.user_id))
+      const orders = rows.map((row) => toOrder(row, row.items))
+      const byUser = new Map<number, Order[] | ApiError>(groupOldestFirst(readable, orders, (order) => order.user_id))
       for (const id of userIds) if (!byUser.has(id)) byUser.set(id, forbidden("You may not access another user's orders."))
       return byUser
     },
