@@ -36,6 +36,8 @@ export interface BenchOptions {
   /** Only these scenarios (all when undefined). */
   scenarios?: ScenarioId[] | undefined
   log?: (line: string) => void
+  /** Write a V8 CPU profile of each server here (node --cpu-prof), to find where its time goes. */
+  profileDir?: string | undefined
 }
 
 export interface RoundResult {
@@ -390,7 +392,11 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
     // Started together (they only load code and open the database), so a run starts sooner.
     const started = await Promise.allSettled(
       serverNames.map((name) =>
-        startServer(name, { JWT_SECRET, ...database.envFor(name), ...(name === 'service' ? SERVICE_RUN_ENVIRONMENT : {}) }),
+        startServer(
+          name,
+          { JWT_SECRET, ...database.envFor(name), ...(name === 'service' ? SERVICE_RUN_ENVIRONMENT : {}) },
+          { profileDir: options.profileDir },
+        ),
       ),
     )
     for (const outcome of started) if (outcome.status === 'fulfilled') servers.set(outcome.value.name, outcome.value)

@@ -6,6 +6,7 @@
  *   npm run bench -- --db pglite       embedded PGlite
  *   --rounds 3 --duration 5 --warmup 2 --connections 50 --size full|tiny
  *   --scenario get-order (repeatable)  --out <dir>  --note "<text for latest.md>"
+ *   --profile <dir>                    CPU profiles of each server in <dir>/<server>/ (node --cpu-prof)
  */
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -28,6 +29,7 @@ const { values } = parseArgs({
     scenario: { type: 'string', multiple: true },
     out: { type: 'string', default: 'bench/results' },
     note: { type: 'string' },
+    profile: { type: 'string' },
   },
 })
 
@@ -55,6 +57,7 @@ const options: BenchOptions = {
   connections: positive('connections', values.connections, 1),
   scenarios: values.scenario ? SCENARIO_IDS.filter((id) => values.scenario?.includes(id)) : undefined,
   log: (line) => console.log(line),
+  profileDir: values.profile ? path.resolve(values.profile) : undefined,
 }
 
 const results = await runBench(options)

@@ -3,6 +3,7 @@
  * its own port, and waits until each answers HTTP. Their stderr is kept so a failed start says why.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
+import path from 'node:path'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import type { ServerName } from './scenarios.ts'
@@ -52,9 +53,16 @@ function exited(child: ChildProcess): Promise<void> {
 }
 
 /** Starts one server with exactly `env` (plus PATH and HOME) and returns once it answers HTTP. */
-export async function startServer(name: ServerName, env: Record<string, string>, startTimeoutMs = 60_000): Promise<RunningServer> {
+export async function startServer(
+  name: ServerName,
+  env: Record<string, string>,
+  { startTimeoutMs = 60_000, profileDir }: { startTimeoutMs?: number; profileDir?: string | undefined } = {},
+): Promise<RunningServer> {
   const port = await freePort()
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVER_ENTRIES[name]], {
+  // Written when the server exits (SIGTERM from stop(), which every server handles), one file per
+  // thread (tsx loads modules in a worker): the largest in <profileDir>/<name>/ is the main thread.
+  const profiling = profileDir ? ['--cpu-prof', '--cpu-prof-dir', path.join(profileDir, name)] : []
+  const child = spawn(process.execPath, [...profiling, '--import', 'tsx', SERVER_ENTRIES[name]], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, HOST: '127.0.0.1', PORT: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -197,30 +197,46 @@ function droppingSilentConnections(pool: pg.Pool, onConnectTimeout: () => void):
         if (error instanceof Error && CONNECT_TIMEOUT_MESSAGES.has(error.message)) onConnectTimeout()
         throw error
       })
-      let silent = false
-      async function run<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
-        try {
-          const result = await client.query(sql, [...parameters])
-          // pg types `command` as any string; it is the SQL command tag, one of those Kysely reads.
-          return { command: result.command as PostgresQueryResult<R>['command'], rowCount: result.rowCount ?? 0, rows: result.rows }
-        } catch (error) {
-          if (error instanceof Error && error.message === 'Query read timeout') silent = true
-          throw error
-        }
-      }
-      function query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>
-      function query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>
-      function query<R>(
-        sqlOrCursor: string | PostgresCursor<R>,
-        parameters: ReadonlyArray<unknown> = [],
-      ): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
-        // Kysely passes a cursor only when the dialect is given a `cursor` class; this one is not.
-        if (typeof sqlOrCursor !== 'string') throw new Error('Streaming queries are not configured.')
-        return run<R>(sqlOrCursor, parameters)
-      }
-      return { query, release: (destroy?: boolean) => client.release(destroy === true || silent) }
+      return new CheckedOutConnection(client)
     },
     end: () => pool.end(),
+  }
+}
+
+/** One checkout of a pooled client. A class, not closures: one is made for every transaction and read. */
+class CheckedOutConnection implements PostgresPoolClient {
+  /** Set when a query went unanswered past query_timeout: the client is closed on release. */
+  #silent = false
+  readonly #client: pg.PoolClient
+
+  constructor(client: pg.PoolClient) {
+    this.#client = client
+  }
+
+  query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>
+  query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>
+  query<R>(
+    sqlOrCursor: string | PostgresCursor<R>,
+    parameters: ReadonlyArray<unknown> = [],
+  ): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
+    // Kysely passes a cursor only when the dialect is given a `cursor` class; this one is not.
+    if (typeof sqlOrCursor !== 'string') throw new Error('Streaming queries are not configured.')
+    return this.#run<R>(sqlOrCursor, parameters)
+  }
+
+  async #run<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
+    try {
+      const result = await this.#client.query(sql, [...parameters])
+      // pg types `command` as any string; it is the SQL command tag, one of those Kysely reads.
+      return { command: result.command as PostgresQueryResult<R>['command'], rowCount: result.rowCount ?? 0, rows: result.rows }
+    } catch (error) {
+      if (error instanceof Error && error.message === 'Query read timeout') this.#silent = true
+      throw error
+    }
+  }
+
+  release(destroy?: boolean): void {
+    this.#client.release(destroy === true || this.#silent)
   }
 }
 

@@ -79,9 +79,10 @@ function traceOperations(app: FastifyInstance, { tracer, api }: Tracing): void {
   app.graphql.addHook('onResolution', async (_execution, context: TracedContext) => {
     end(context[SPANS]?.execute)
   })
-  app.addHook('onResponse', async (request) => {
+  app.addHook('onResponse', (request, _reply, done) => {
     for (const span of open.get(request) ?? []) end(span)
     open.delete(request)
+    done()
   })
 }
 

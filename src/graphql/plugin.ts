@@ -94,19 +94,23 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
     await registerPublicDataCache(app)
     refuseGetWithoutOperation(app, persistedQueries)
 
-    app.addHook('onRequest', async (request, reply) => {
-      if (request.routeOptions.url !== '/graphql') return
+    // Callback-style hooks (no promise per request, issue 13); a throw is the request's error.
+    app.addHook('onRequest', (request, reply, done) => {
       // A WebSocket upgrade authenticates in connection_init (subscriptions check the caller).
-      if (request.headers.upgrade?.toLowerCase() === 'websocket') return
-      return rejectUnauthenticated(request, reply)
+      const refused =
+        request.routeOptions.url === '/graphql' &&
+        request.headers.upgrade?.toLowerCase() !== 'websocket' &&
+        rejectUnauthenticated(request, reply) !== undefined
+      // A hook that has sent the answer must not call done.
+      if (!refused) done()
     })
 
     // GraphQL-over-HTTP: a client that asks for the graphql-response media type gets it.
-    app.addHook('onSend', async (request, reply, payload) => {
+    app.addHook('onSend', (request, reply, payload, done) => {
       if (request.routeOptions.url === '/graphql' && wantsGraphqlResponse(request.headers.accept)) {
         reply.type(`${GRAPHQL_RESPONSE_MEDIA_TYPE}; charset=utf-8`)
       }
-      return payload
+      done(null, payload)
     })
 
     app.get('/graphql/schema.graphql', async (_request, reply) => reply.type('application/graphql; charset=utf-8').send(options.sdl))

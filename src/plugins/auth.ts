@@ -40,10 +40,11 @@ export default fp<{ jwtSecret: string }>(
     app.decorate('authenticate', authenticate)
     app.decorateRequest('caller', null)
     app.decorateRequest('credentialError', undefined)
-    app.addHook('onRequest', async (request) => {
+    app.addHook('onRequest', (request, _reply, done) => {
       const { caller, error } = authenticate(request.headers.authorization)
       request.caller = caller
       request.credentialError = error
+      done()
     })
   },
   { name: 'auth' },

@@ -4,7 +4,7 @@
  * records must be revalidated); a matching If-None-Match turns it into a 304. Writes check
  * If-Match against the current representation's ETag with `requireIfMatch`.
  */
-import { createHash } from 'node:crypto'
+import { hash as digest } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { preconditionFailed } from '../errors.ts'
@@ -23,7 +23,8 @@ const CACHE_CONTROL: Record<CacheKind, string> = {
 }
 
 function hash(data: string | Buffer): string {
-  return `"${createHash('sha256').update(data).digest('base64url').slice(0, 32)}"`
+  // The one-shot digest: no Hash object per response (issue 13); the same value as before.
+  return `"${digest('sha256', data, 'base64url').slice(0, 32)}"`
 }
 
 /** The ETag of a record's full representation; the same value its GET carries. */
@@ -59,10 +60,11 @@ function addVary(reply: FastifyReply, field: string): void {
 
 export default fp(
   async function httpCaching(app) {
-    app.addHook('onSend', async (request, reply, payload) => {
+    // Callback-style (no promise per request, issue 13).
+    app.addHook('onSend', (request, reply, payload, done) => {
       const kind = request.routeOptions.config?.cache
-      if (!kind || (request.method !== 'GET' && request.method !== 'HEAD') || reply.statusCode !== 200) return payload
-      if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload
+      if (!kind || (request.method !== 'GET' && request.method !== 'HEAD') || reply.statusCode !== 200) return done(null, payload)
+      if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return done(null, payload)
       let etag = reply.getHeader('etag') as string | undefined
       if (etag === undefined) {
         etag = hash(payload)
@@ -75,9 +77,9 @@ export default fp(
         reply.code(304)
         reply.removeHeader('content-type')
         reply.removeHeader('content-length')
-        return ''
+        return done(null, '')
       }
-      return payload
+      done(null, payload)
     })
   },
   { name: 'http-caching' },

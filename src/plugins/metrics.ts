@@ -9,7 +9,7 @@
  * when Prometheus scrapes, with one cheap query.
  */
 import { timingSafeEqual } from 'node:crypto'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { outboxBacklog } from '../db/repositories/outbox.ts'
@@ -112,7 +112,7 @@ export default fp<MetricsOptions>(
       return name
     }
 
-    app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+    const record = (request: FastifyRequest, reply: FastifyReply): void => {
       const cost = request.cost
       if (!cost) return
       const route = routeName(request)
@@ -131,6 +131,11 @@ export default fp<MetricsOptions>(
       else if (cost.errorCode === 'RATE_LIMITED') refusals.inc({ limit: 'requests' })
       for (const code of codes) if (IDEMPOTENCY_CONFLICTS.has(code)) conflicts.inc({ code })
       if (reply.getHeader('idempotent-replayed') === 'true') replays.inc()
+    }
+    // Callback-style (no promise per request, issue 13).
+    app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+      record(request, reply)
+      done()
     })
 
     // ---- Read at scrape time ------------------------------------------------------------------

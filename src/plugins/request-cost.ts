@@ -109,16 +109,18 @@ export default fp(
       current.run(request.cost, done)
     })
 
-    app.addHook('onSend', async (request, reply, payload) => {
+    // Callback-style (no promise per request, issue 13).
+    app.addHook('onSend', (request, reply, payload, done) => {
       reply.header(REQUEST_ID_HEADER, request.id)
       // Requests that fail before onRequest (a malformed URL, a timeout) have no cost record.
       if (request.cost) reply.header('server-timing', serverTiming(request.cost, reply.elapsedTime))
-      return payload
+      done(null, payload)
     })
 
-    app.addHook('onResponse', async (request, reply) => {
+    app.addHook('onResponse', (request, reply, done) => {
       if (!request.cost) request.cost = { statements: 0, dbMs: 0 }
       logLine(request, reply)
+      done()
     })
   },
   { name: 'request-cost', dependencies: ['db'] },
