@@ -22,6 +22,7 @@ import { refuseUnstorableText } from './storable-text.ts'
 import { refuseMalformedRequests } from './request-problems.ts'
 import { registerGraphiql } from './graphiql.ts'
 import { observeGraphql, tracedLoaders, tracedResolvers } from './observability.ts'
+import { withBatchedLoaders } from './batched-loaders.ts'
 
 function rejectUnauthenticated(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
   if (request.caller) return undefined
@@ -46,8 +47,8 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
     const persistedQueries = persistedQueryProvider(options.config.graphql.persistedOnly, options.config.graphql.persistedManifest)
     await app.register(mercurius, {
       schema: options.sdl,
-      resolvers: tracedResolvers(app, resolvers),
-      loaders: tracedLoaders(app, loaders),
+      // Loaders batch through our own resolvers (batched-loaders.ts), not Mercurius' `loaders`.
+      resolvers: tracedResolvers(app, withBatchedLoaders(resolvers, tracedLoaders(app, loaders))),
       path: '/graphql',
       // Our own GraphiQL page (graphiql.ts) replaces Mercurius', which loads from unpkg.com.
       graphiql: false,

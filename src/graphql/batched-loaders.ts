@@ -1,0 +1,138 @@
+/**
+ * Loaders as resolvers that batch, without Mercurius' loader cache. Mercurius keys every load by a
+ * stable JSON stringification of the whole parent record and the arguments (safe-stable-stringify
+ * and single-user-cache): for `Order.user` that is the order with every item, for each order. In
+ * the GraphQL bench that keying was about 7% of the server's CPU time (issue 13).
+ *
+ * Here the same contract, cheaper: the loads of one field made in one tick are one call of its
+ * loader (one statement), as with Mercurius. Within one HTTP request a repeated load (the same parent
+ * object, as graphql-jit and graphql-js hand every field of one parent, and the same arguments)
+ * shares the first answer. A subscription's context lives as long as the subscription, so there
+ * nothing is shared between events: each event loads afresh.
+ */
+import { GraphQLScalarType, type GraphQLResolveInfo } from 'graphql'
+import type { IResolverObject, IResolvers, MercuriusContext, MercuriusLoaders } from 'mercurius'
+
+interface Query {
+  obj: unknown
+  params: unknown
+}
+
+type BatchLoader = (queries: Query[], context: MercuriusContext) => unknown
+
+interface PendingLoad {
+  query: Query
+  resolve(value: unknown): void
+  reject(error: unknown): void
+}
+
+class Batcher {
+  #pending: PendingLoad[] = []
+  /** Answers already asked for in this request, by parent object and arguments; none for subscriptions. */
+  readonly #answers: WeakMap<object, Map<string, Promise<unknown>>> | undefined
+  readonly #name: string
+  readonly #load: BatchLoader
+  readonly #context: MercuriusContext
+
+  constructor(name: string, load: BatchLoader, context: MercuriusContext, shareAnswers: boolean) {
+    this.#name = name
+    this.#load = load
+    this.#context = context
+    this.#answers = shareAnswers ? new WeakMap() : undefined
+  }
+
+  load(obj: unknown, params: unknown): Promise<unknown> {
+    const parent = typeof obj === 'object' && obj !== null ? obj : undefined
+    const argumentsKey = this.#answers && parent ? JSON.stringify(params) : undefined
+    const known = parent && argumentsKey !== undefined ? this.#answers?.get(parent)?.get(argumentsKey) : undefined
+    if (known) return known
+    const answer = new Promise<unknown>((resolve, reject) => {
+      this.#pending.push({ query: { obj, params }, resolve, reject })
+      // Every load of this tick joins the batch (graphql resolves a list's items synchronously).
+      if (this.#pending.length === 1) process.nextTick(() => this.#dispatch())
+    })
+    if (parent && argumentsKey !== undefined && this.#answers) {
+      let byArguments = this.#answers.get(parent)
+      if (!byArguments) this.#answers.set(parent, (byArguments = new Map()))
+      byArguments.set(argumentsKey, answer)
+    }
+    return answer
+  }
+
+  #dispatch(): void {
+    const batch = this.#pending
+    this.#pending = []
+    const fail = (error: unknown) => {
+      for (const load of batch) load.reject(error)
+    }
+    let answered: unknown
+    try {
+      answered = this.#load(
+        batch.map((load) => load.query),
+        this.#context,
+      )
+    } catch (error) {
+      fail(error)
+      return
+    }
+    Promise.resolve(answered).then((results) => {
+      if (!Array.isArray(results) || results.length !== batch.length) {
+        fail(
+          new Error(
+            `The loader of ${this.#name} answered ${Array.isArray(results) ? results.length : 'no'} results for ${batch.length} parents.`,
+          ),
+        )
+        return
+      }
+      // An Error in the answers is that parent's field error, as graphql makes of a resolved Error.
+      for (let index = 0; index < batch.length; index++) batch[index]!.resolve(results[index])
+    }, fail)
+  }
+}
+
+/** The resolvers with each loader added as its field's resolver; a field both define is refused. */
+export function withBatchedLoaders(resolvers: IResolvers, loaders: MercuriusLoaders): IResolvers {
+  const merged: IResolvers = { ...resolvers }
+  for (const [type, fields] of Object.entries(batchedLoaders(loaders))) {
+    const existing = merged[type]
+    if (existing instanceof GraphQLScalarType || typeof existing === 'function')
+      throw new Error(`${type} has loaders: it must be an object type`)
+    const objectType: IResolverObject = {}
+    for (const [field, resolver] of Object.entries(existing ?? {})) {
+      if (typeof resolver === 'string' || typeof resolver === 'number') throw new Error(`${type} has loaders: it must be an object type`)
+      if (Object.hasOwn(fields, field)) throw new Error(`${type}.${field} has both a resolver and a loader`)
+      objectType[field] = resolver
+    }
+    merged[type] = Object.assign(objectType, fields)
+  }
+  return merged
+}
+
+/** The loaders as field resolvers. */
+function batchedLoaders(loaders: MercuriusLoaders): Record<string, IResolverObject> {
+  // One Batcher per loader per execution context (an HTTP request, or a subscription).
+  const batchers = new WeakMap<object, Map<string, Batcher>>()
+  const resolvers: Record<string, IResolverObject> = {}
+  for (const [type, fields] of Object.entries(loaders)) {
+    const fieldResolvers: Record<
+      string,
+      (obj: unknown, params: unknown, context: MercuriusContext, info: GraphQLResolveInfo) => Promise<unknown>
+    > = {}
+    for (const [field, definition] of Object.entries(fields)) {
+      const name = `${type}.${field}`
+      const load: BatchLoader = typeof definition === 'function' ? definition : definition.loader
+      fieldResolvers[field] = (obj, params, context, info) => {
+        let ofContext = batchers.get(context)
+        if (!ofContext) batchers.set(context, (ofContext = new Map()))
+        let batcher = ofContext.get(name)
+        if (!batcher) {
+          batcher = new Batcher(name, load, context, info.operation.operation !== 'subscription')
+          ofContext.set(name, batcher)
+        }
+        return batcher.load(obj, params)
+      }
+    }
+    resolvers[type] = fieldResolvers
+  }
+  return resolvers
+}
