@@ -19,7 +19,8 @@ function literal(node: ValueNode): unknown {
   return valueFromASTUntyped(node, {})
 }
 
-export function unstorableTextInOperation(document: DocumentNode, variables: Record<string, unknown> | undefined): FieldError[] {
+/** Unstorable text in the document's own literals: argument values and variable defaults. */
+function unstorableTextInLiterals(document: DocumentNode): FieldError[] {
   const errors: FieldError[] = []
   visit(document, {
     Argument(node) {
@@ -31,13 +32,21 @@ export function unstorableTextInOperation(document: DocumentNode, variables: Rec
       return false
     },
   })
-  for (const [name, value] of Object.entries(variables ?? {})) errors.push(...errorsIn(value, name, 'variable'))
   return errors
 }
 
+function unstorableTextInVariables(variables: Record<string, unknown> | undefined): FieldError[] {
+  return Object.entries(variables ?? {}).flatMap(([name, value]) => errorsIn(value, name, 'variable'))
+}
+
 export function refuseUnstorableText(app: FastifyInstance): void {
+  // Mercurius hands the same DocumentNode again for a query text it has parsed before (its LRU),
+  // so the literals are walked once per document, not per request (issue 13).
+  const inLiterals = new WeakMap<DocumentNode, FieldError[]>()
   app.graphql.addHook('preExecution', async (_schema, document, _context, variables) => {
-    const errors = unstorableTextInOperation(document, variables as Record<string, unknown> | undefined)
+    let literalErrors = inLiterals.get(document)
+    if (!literalErrors) inLiterals.set(document, (literalErrors = unstorableTextInLiterals(document)))
+    const errors = [...literalErrors, ...unstorableTextInVariables(variables as Record<string, unknown> | undefined)]
     if (errors.length > 0) throw validationFailed(errors)
   })
 }
