@@ -21,12 +21,18 @@ export const OUTBOX_CHANNEL = 'api_outbox'
  */
 export const EVENTS_CHANNEL = 'api_events'
 
+/** Records the event and wakes the relays on commit, in one statement (issue 13: one round trip fewer per write). */
 export async function recordEvent(trx: Executor, topic: EventTopic, payload: Record<string, unknown>): Promise<void> {
   await trx
-    .insertInto('outbox')
-    .values({ topic, payload: JSON.stringify(payload) })
+    .with('recorded', (db) =>
+      db
+        .insertInto('outbox')
+        .values({ topic, payload: JSON.stringify(payload) })
+        .returning('id'),
+    )
+    .selectFrom('recorded')
+    .select(sql<void>`pg_notify(${OUTBOX_CHANNEL}, '')`.as('notified'))
     .execute()
-  await sql`select pg_notify(${OUTBOX_CHANNEL}, '')`.execute(trx)
 }
 
 /** The advisory lock that makes one relay at a time. */

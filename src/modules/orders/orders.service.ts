@@ -203,7 +203,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
         }
         const pricing = await priced(trx, input.items)
         const row = await repository.insertOrder(trx, { userId: caller.userId, total: pricing.total })
-        const items = await repository.replaceOrderItems(trx, row.id, pricing.items)
+        const items = await repository.insertOrderItems(trx, row.id, pricing.items)
         const order = toOrder(row, items)
         // The event carries the order as it was created, not as a subscriber later finds it.
         await recordEvent(trx, 'order.created', { orderId: row.id, userId: row.user_id, order })
