@@ -8,6 +8,7 @@ import { hash as digest } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { preconditionFailed } from '../errors.ts'
+import * as contractSchemas from '../generated/openapi/schemas.ts'
 
 export type CacheKind = 'list' | 'record'
 
@@ -27,8 +28,24 @@ function hash(data: string | Buffer): string {
   return `"${digest('sha256', data, 'base64url').slice(0, 32)}"`
 }
 
-/** The ETag of a record's full representation; the same value its GET carries. */
-export function etagOf(representation: unknown): string {
+/**
+ * The contract's representations, as one short tag: a deploy that changes what a record looks like
+ * changes every version ETag, so no client keeps a body of the old shape through a 304.
+ */
+const REPRESENTATIONS = digest('sha256', JSON.stringify(contractSchemas), 'base64url').slice(0, 8)
+
+/**
+ * The ETag of a record's full representation; the same value its GET carries. A record that
+ * carries its version (`updated_at`, which every change advances by at least a millisecond:
+ * db/updated-at.ts) is tagged by its id and that version, with nothing serialized or hashed
+ * (issue 13); any other (users, products, comments: never changed once created) by a hash of its
+ * JSON.
+ */
+export function etagOf(representation: object): string {
+  if ('id' in representation && 'updated_at' in representation) {
+    const { id, updated_at } = representation
+    if (typeof id === 'number' && typeof updated_at === 'string') return `"${REPRESENTATIONS}.${id}.${updated_at}"`
+  }
   return hash(JSON.stringify(representation))
 }
 
