@@ -1,5 +1,6 @@
 /** All SQL for orders and their items. Plain functions taking the database or a transaction first. */
 import { type RawBuilder, sql } from 'kysely'
+import { jsonArrayFrom } from 'kysely/helpers/postgres'
 import type { OrderItemRow, OrderRow } from '../../db/schema.ts'
 import type { OrderItem, OrderStatus } from '../../contract-types.ts'
 import { keysetPage } from '../../db/keyset.ts'
@@ -142,21 +143,56 @@ export async function findProductPrices(db: Executor, skus: readonly string[]): 
   return new Map(rows.map((row) => [row.sku, row.price]))
 }
 
-export async function insertOrder(db: Executor, order: { userId: number; total: number }): Promise<OrderRow> {
-  return db
-    .insertInto('orders')
-    .values({ user_id: order.userId, status: 'pending', total: order.total })
-    .returningAll()
+/**
+ * What creating an order needs to know, in one statement (issue 13): whether its buyer exists and
+ * the price of each sku the order names (a sku no product has is absent from the map).
+ */
+export async function findBuyerAndPrices(
+  db: Executor,
+  userId: number,
+  skus: readonly string[],
+): Promise<{ buyerExists: boolean; prices: Map<string, number> }> {
+  const row = await db
+    .selectNoFrom((eb) => [
+      eb.exists(eb.selectFrom('users').select('id').where('id', '=', userId)).as('buyer_exists'),
+      jsonArrayFrom(
+        eb
+          .selectFrom('products')
+          .select(['sku', 'price'])
+          .where('sku', '=', sql<string>`any(${sql.val([...new Set(skus)])}::text[])`),
+      ).as('prices'),
+    ])
     .executeTakeFirstOrThrow()
+  // Kysely types EXISTS as SqlBool (MySQL answers 0 or 1); PostgreSQL answers a boolean.
+  return { buyerExists: Boolean(row.buyer_exists), prices: new Map(row.prices.map((product) => [product.sku, product.price])) }
+}
+
+/** A new order and its items in one statement (issue 13); the order's row is returned. */
+export async function insertOrderWithItems(
+  db: Executor,
+  order: { userId: number; total: number },
+  items: readonly PricedItem[],
+): Promise<OrderRow> {
+  const result = await sql<OrderRow>`
+    with inserted as (
+      insert into orders (user_id, status, total) values (${order.userId}, 'pending', ${order.total}) returning *
+    ), inserted_items as (
+      insert into order_items (order_id, position, sku, qty, unit_price)
+      select inserted.id, item.ordinality - 1, item.sku, item.qty, item.unit_price
+      from inserted, unnest(
+        ${sql.val(items.map((item) => item.sku))}::text[],
+        ${sql.val(items.map((item) => item.qty))}::int[],
+        ${sql.val(items.map((item) => item.unit_price))}::int[]
+      ) with ordinality as item(sku, qty, unit_price, ordinality)
+    )
+    select * from inserted`.execute(db)
+  const row = result.rows[0]
+  if (!row) throw new Error('inserting an order returned no row')
+  return row
 }
 
 export async function replaceOrderItems(db: Executor, orderId: number, items: readonly PricedItem[]): Promise<OrderItemRow[]> {
   await db.deleteFrom('order_items').where('order_id', '=', orderId).execute()
-  return insertOrderItems(db, orderId, items)
-}
-
-/** The items of an order that has none yet (a new one): no delete first, one statement fewer. */
-export async function insertOrderItems(db: Executor, orderId: number, items: readonly PricedItem[]): Promise<OrderItemRow[]> {
   if (items.length === 0) return []
   return db
     .insertInto('order_items')

@@ -105,6 +105,11 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
       executor,
       items.map((item) => item.sku),
     )
+    return pricedAt(items, prices)
+  }
+
+  /** The items priced from the catalogue's `prices`, or the 422 that says why they cannot be. */
+  function pricedAt(items: readonly RequestedItem[], prices: ReadonlyMap<string, number>) {
     const result = priceItems(items, prices)
     if (result.ok) return result
     if (result.reason === 'unknown_sku') {
@@ -198,13 +203,18 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
       commands.check('OrderCreate', input)
       requireScope(caller, 'orders:write')
       return runWrite(db, options.idempotency, async ({ trx }) => {
-        if (!(await userExists(trx, caller.userId))) {
+        // One statement reads what the checks need, one writes the order with its items.
+        const { buyerExists, prices } = await repository.findBuyerAndPrices(
+          trx,
+          caller.userId,
+          input.items.map((item) => item.sku),
+        )
+        if (!buyerExists) {
           throw unprocessable('UNKNOWN_USER', `The token's subject, user ${caller.userId}, does not exist.`)
         }
-        const pricing = await priced(trx, input.items)
-        const row = await repository.insertOrder(trx, { userId: caller.userId, total: pricing.total })
-        const items = await repository.insertOrderItems(trx, row.id, pricing.items)
-        const order = toOrder(row, items)
+        const pricing = pricedAt(input.items, prices)
+        const row = await repository.insertOrderWithItems(trx, { userId: caller.userId, total: pricing.total }, pricing.items)
+        const order = toOrder(row, pricing.items)
         // The event carries the order as it was created, not as a subscriber later finds it.
         await recordEvent(trx, 'order.created', { orderId: row.id, userId: row.user_id, order })
         return order
