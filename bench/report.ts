@@ -84,7 +84,11 @@ function serverRow(scenario: ScenarioResult, server: ServerSummary): string {
   ].join(' | ')
 }
 
-export function renderMarkdown(results: BenchResults, note?: string): string {
+/**
+ * `analysis`: Markdown that says, for the targets a run misses, where the time goes (profiles) and
+ * what was tried, measured (bench/analysis.md, kept by hand); placed after the targets table.
+ */
+export function renderMarkdown(results: BenchResults, note?: string, analysis?: string): string {
   const lines: string[] = []
   // The baselines run on whichever database the service does.
   const onDatabase = (text: string) => (results.database === 'pglite' ? text.replaceAll('+ pg', '+ PGlite') : text)
@@ -114,6 +118,7 @@ export function renderMarkdown(results: BenchResults, note?: string): string {
     '',
     "Statement targets allow 0.05 above the budget: the service's background work (its event relay and housekeeping) sends a few statements a second whatever the load, and they land in every round.",
   )
+  if (analysis) lines.push('', analysis.trim())
   lines.push('', '## Per scenario', '')
   for (const scenario of results.scenarios) {
     lines.push(`### ${scenario.id}: ${scenario.title}`, '')

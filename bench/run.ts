@@ -6,9 +6,10 @@
  *   npm run bench -- --db pglite       embedded PGlite
  *   --rounds 3 --duration 5 --warmup 2 --connections 50 --size full|tiny
  *   --scenario get-order (repeatable)  --out <dir>  --note "<text for latest.md>"
+ *   --analysis bench/analysis.md       Markdown placed in latest.md after the targets ('' for none)
  *   --profile <dir>                    CPU profiles of each server in <dir>/<server>/ (node --cpu-prof)
  */
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { type BenchOptions, runBench } from './harness.ts'
@@ -29,6 +30,7 @@ const { values } = parseArgs({
     scenario: { type: 'string', multiple: true },
     out: { type: 'string', default: 'bench/results' },
     note: { type: 'string' },
+    analysis: { type: 'string', default: 'bench/analysis.md' },
     profile: { type: 'string' },
   },
 })
@@ -60,10 +62,13 @@ const options: BenchOptions = {
   profileDir: values.profile ? path.resolve(values.profile) : undefined,
 }
 
+// Where the time goes and what was tried for missed targets, kept by hand next to the harness;
+// read before the run, so that a wrong path fails at once rather than after it.
+const analysis = values.analysis ? await readFile(values.analysis, 'utf8') : undefined
 const results = await runBench(options)
 await mkdir(values.out, { recursive: true })
 await writeFile(path.join(values.out, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`)
-await writeFile(path.join(values.out, 'latest.md'), renderMarkdown(results, values.note))
+await writeFile(path.join(values.out, 'latest.md'), renderMarkdown(results, values.note, analysis))
 console.log(`wrote ${path.join(values.out, 'latest.json')} and latest.md`)
 if (results.failure) {
   console.error(`bench failed: ${results.failure}`)

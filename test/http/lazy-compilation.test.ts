@@ -8,7 +8,8 @@ import t from 'tap'
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import { operations } from '../../src/generated/openapi/operations.ts'
 import { createValidatorCompiler } from '../../src/http/validation.ts'
-import { lazySerializerFactory } from '../../src/http/lazy-serializers.ts'
+import { fullVariants, lazySerializerFactory } from '../../src/http/lazy-serializers.ts'
+import { OrderPageSchema, OrderSchema } from '../../src/generated/openapi/schemas.ts'
 import { createCommandValidator } from '../../src/commands/command-validation.ts'
 
 const PARTS = ['params', 'querystring', 'headers', 'body'] as const
@@ -66,6 +67,35 @@ t.test('every response schema compiles with the lazy serializer and serializes a
     }
   }
   t.ok(compiled > 100, `${compiled} response schemas`)
+})
+
+t.test("full records are serialized with the record's schema, not the contract's oneOf of full and sparse", async (t) => {
+  const fullVariant = fullVariants()
+  const page = fullVariant(OrderPageSchema)
+  t.equal(page.properties.data.items, OrderSchema, "a page's records are the full Order: no oneOf for fast-json-stringify to validate")
+  t.equal(OrderPageSchema.properties.data.items.oneOf.length, 2, 'the contract schema itself is left as it is')
+  t.equal(fullVariant(OrderSchema), OrderSchema, 'a schema with no such oneOf comes back as it was')
+
+  const lazy = lazySerializerFactory()(undefined as never, undefined as never)
+  const eager = SerializerSelector()(undefined as never, undefined as never)
+  const route = { schema: OrderPageSchema, method: 'GET', url: '/api/v1/orders', httpStatus: '200', contentType: 'application/json' }
+  const body = {
+    data: [
+      {
+        id: 8,
+        status: 'pending',
+        total: 19000,
+        items: [{ sku: 'KB-101', qty: 2, unit_price: 8900 }],
+        user_id: 2,
+        created_at: '2026-01-05T09:00:00.000Z',
+        updated_at: '2026-01-05T09:00:00.000Z',
+      },
+    ],
+    page: { next: null, cursor: null, total: 1 },
+  }
+  const serialized = (lazy(route as never) as (data: unknown) => string)(body)
+  t.same(JSON.parse(serialized), body)
+  t.equal(serialized, (eager(route as never) as (data: unknown) => string)(body), 'the same bytes as the contract schema gives')
 })
 
 t.test('path ids are checked as strings before any validator is compiled, exactly as before', async (t) => {
