@@ -6,13 +6,16 @@
  *   npm run bench -- --db pglite       embedded PGlite
  *   --rounds 3 --duration 5 --warmup 2 --connections 50 --size full|tiny
  *   --scenario get-order (repeatable)  --out <dir>  --note "<text for latest.md>"
- *   --analysis bench/analysis.md       Markdown placed in latest.md after the targets ('' for none)
+ *   --analysis <file>                  Markdown placed in latest.md after the targets
+ *                                      (bench/analysis.md when it exists; '' for none)
+ *   --report-only                      latest.md again from <out>/latest.json (same --note, --analysis)
  *   --profile <dir>                    CPU profiles of each server in <dir>/<server>/ (node --cpu-prof)
  */
+import { existsSync } from 'node:fs'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { type BenchOptions, runBench } from './harness.ts'
+import { type BenchOptions, type BenchResults, runBench } from './harness.ts'
 import { renderMarkdown } from './report.ts'
 import type { ScenarioId } from './scenarios.ts'
 import { FULL_DATA_SET, TINY_DATA_SET } from './seed.ts'
@@ -30,8 +33,9 @@ const { values } = parseArgs({
     scenario: { type: 'string', multiple: true },
     out: { type: 'string', default: 'bench/results' },
     note: { type: 'string' },
-    analysis: { type: 'string', default: 'bench/analysis.md' },
+    analysis: { type: 'string' },
     profile: { type: 'string' },
+    'report-only': { type: 'boolean', default: false },
   },
 })
 
@@ -64,13 +68,26 @@ const options: BenchOptions = {
 
 // Where the time goes and what was tried for missed targets, kept by hand next to the harness;
 // read before the run, so that a wrong path fails at once rather than after it.
-const analysis = values.analysis ? await readFile(values.analysis, 'utf8') : undefined
-const results = await runBench(options)
-await mkdir(values.out, { recursive: true })
-await writeFile(path.join(values.out, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`)
-await writeFile(path.join(values.out, 'latest.md'), renderMarkdown(results, values.note, analysis))
-console.log(`wrote ${path.join(values.out, 'latest.json')} and latest.md`)
-if (results.failure) {
-  console.error(`bench failed: ${results.failure}`)
-  process.exitCode = 1
+const DEFAULT_ANALYSIS = 'bench/analysis.md'
+const analysisFile = values.analysis ?? (existsSync(DEFAULT_ANALYSIS) ? DEFAULT_ANALYSIS : '')
+const analysis = analysisFile ? await readFile(analysisFile, 'utf8') : undefined
+const jsonFile = path.join(values.out, 'latest.json')
+const markdownFile = path.join(values.out, 'latest.md')
+
+if (values['report-only']) {
+  // latest.md again from the run already in latest.json (after the analysis or the note changed).
+  // The file is one this program wrote from a BenchResults.
+  const results: BenchResults = JSON.parse(await readFile(jsonFile, 'utf8'))
+  await writeFile(markdownFile, renderMarkdown(results, values.note, analysis))
+  console.log(`wrote ${markdownFile} from ${jsonFile}`)
+} else {
+  const results = await runBench(options)
+  await mkdir(values.out, { recursive: true })
+  await writeFile(jsonFile, `${JSON.stringify(results, null, 2)}\n`)
+  await writeFile(markdownFile, renderMarkdown(results, values.note, analysis))
+  console.log(`wrote ${jsonFile} and latest.md`)
+  if (results.failure) {
+    console.error(`bench failed: ${results.failure}`)
+    process.exitCode = 1
+  }
 }
