@@ -1,7 +1,8 @@
 /**
  * The type of the loaders (Mercurius' loader shape, batched by batched-loaders.ts), derived from
- * the generated resolver types: a loader of `Type.field` receives each parent (`obj`, the service record) with the field's arguments
- * (`params`), and answers each with the field's result or an Error. A null for a non-null field
+ * the generated resolver types: a loader of `Type.field` receives each parent (`obj`, the service
+ * record) with the field's arguments (`params`), and answers each with the field's result or an
+ * Error. A null for a non-null field
  * (a related record gone between two statements) becomes that field's error, as from any resolver.
  */
 import type { MercuriusContext } from 'mercurius'

@@ -5,6 +5,7 @@ import { keysetPage } from '../../db/keyset.ts'
 import { findRowsPerParent } from '../../db/rows-per-parent.ts'
 import type { Executor } from '../../db/transaction.ts'
 import { nextUpdatedAt } from '../../db/updated-at.ts'
+import { anyInteger } from '../../db/any-of.ts'
 
 export type ArticleSortField = 'created_at' | 'title' | 'id'
 
@@ -16,11 +17,7 @@ export async function findArticle(db: Executor, id: number, options: { lock?: bo
 
 export async function findArticlesByIds(db: Executor, ids: readonly number[]): Promise<ArticleRow[]> {
   if (ids.length === 0) return []
-  return db
-    .selectFrom('articles')
-    .selectAll()
-    .where('id', '=', sql<number>`any(${sql.val([...ids])}::int[])`)
-    .execute()
+  return db.selectFrom('articles').selectAll().where('id', '=', anyInteger(ids)).execute()
 }
 
 /** One keyset page (limit + 1 rows). */

@@ -7,6 +7,7 @@ import { keysetPage } from '../../db/keyset.ts'
 import type { Executor } from '../../db/transaction.ts'
 import { nextUpdatedAt } from '../../db/updated-at.ts'
 import type { PricedItem } from './order-pricing.ts'
+import { anyInteger, anyText } from '../../db/any-of.ts'
 
 export type OrderSortField = 'created_at' | 'total' | 'id'
 
@@ -60,7 +61,7 @@ export async function findItemsOfOrders(db: Executor, orderIds: readonly number[
   return db
     .selectFrom('order_items')
     .selectAll()
-    .where('order_id', '=', sql<number>`any(${sql.val([...orderIds])}::int[])`)
+    .where('order_id', '=', anyInteger(orderIds))
     .orderBy('order_id')
     .orderBy('position')
     .execute()
@@ -126,20 +127,12 @@ export async function findRecentOrdersOfUsers(db: Executor, userIds: readonly nu
 
 export async function findOrdersByIds(db: Executor, ids: readonly number[]): Promise<OrderRow[]> {
   if (ids.length === 0) return []
-  return db
-    .selectFrom('orders')
-    .selectAll()
-    .where('id', '=', sql<number>`any(${sql.val([...ids])}::int[])`)
-    .execute()
+  return db.selectFrom('orders').selectAll().where('id', '=', anyInteger(ids)).execute()
 }
 
 export async function findProductPrices(db: Executor, skus: readonly string[]): Promise<Map<string, number>> {
   if (skus.length === 0) return new Map()
-  const rows = await db
-    .selectFrom('products')
-    .select(['sku', 'price'])
-    .where('sku', '=', sql<string>`any(${sql.val([...new Set(skus)])}::text[])`)
-    .execute()
+  const rows = await db.selectFrom('products').select(['sku', 'price']).where('sku', '=', anyText(skus)).execute()
   return new Map(rows.map((row) => [row.sku, row.price]))
 }
 
@@ -155,12 +148,7 @@ export async function findBuyerAndPrices(
   const row = await db
     .selectNoFrom((eb) => [
       eb.exists(eb.selectFrom('users').select('id').where('id', '=', userId)).as('buyer_exists'),
-      jsonArrayFrom(
-        eb
-          .selectFrom('products')
-          .select(['sku', 'price'])
-          .where('sku', '=', sql<string>`any(${sql.val([...new Set(skus)])}::text[])`),
-      ).as('prices'),
+      jsonArrayFrom(eb.selectFrom('products').select(['sku', 'price']).where('sku', '=', anyText(skus))).as('prices'),
     ])
     .executeTakeFirstOrThrow()
   // Kysely types EXISTS as SqlBool (MySQL answers 0 or 1); PostgreSQL answers a boolean.

@@ -2,6 +2,7 @@
 import { sql } from 'kysely'
 import type { ProductRow } from '../../db/schema.ts'
 import type { Executor } from '../../db/transaction.ts'
+import { anyText } from '../../db/any-of.ts'
 
 export async function findProductPage(db: Executor, query: { afterSku: string | undefined; limit: number }): Promise<ProductRow[]> {
   return db
@@ -20,11 +21,7 @@ export async function countProducts(db: Executor): Promise<number> {
 
 export async function findProductsBySkus(db: Executor, skus: readonly string[]): Promise<ProductRow[]> {
   if (skus.length === 0) return []
-  return db
-    .selectFrom('products')
-    .selectAll()
-    .where('sku', '=', sql<string>`any(${sql.val([...skus])}::text[])`)
-    .execute()
+  return db.selectFrom('products').selectAll().where('sku', '=', anyText(skus)).execute()
 }
 
 /** Inserts unless the sku is taken; undefined means it was. */

@@ -2,6 +2,7 @@
 import { sql } from 'kysely'
 import type { CompanyRow, UserRow } from '../../db/schema.ts'
 import type { Executor } from '../../db/transaction.ts'
+import { anyInteger } from '../../db/any-of.ts'
 
 export async function userExists(db: Executor, id: number): Promise<boolean> {
   const row = await db.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst()
@@ -14,20 +15,12 @@ export async function findUser(db: Executor, id: number): Promise<UserRow | unde
 
 export async function findUsersByIds(db: Executor, ids: readonly number[]): Promise<UserRow[]> {
   if (ids.length === 0) return []
-  return db
-    .selectFrom('users')
-    .selectAll()
-    .where('id', '=', sql<number>`any(${sql.val([...ids])}::int[])`)
-    .execute()
+  return db.selectFrom('users').selectAll().where('id', '=', anyInteger(ids)).execute()
 }
 
 export async function findCompaniesByIds(db: Executor, ids: readonly number[]): Promise<CompanyRow[]> {
   if (ids.length === 0) return []
-  return db
-    .selectFrom('companies')
-    .selectAll()
-    .where('id', '=', sql<number>`any(${sql.val([...ids])}::int[])`)
-    .execute()
+  return db.selectFrom('companies').selectAll().where('id', '=', anyInteger(ids)).execute()
 }
 
 export async function findUserPage(db: Executor, query: { afterId: number | undefined; limit: number }): Promise<UserRow[]> {
