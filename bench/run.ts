@@ -4,6 +4,9 @@
  *
  *   npm run bench                      PostgreSQL from DATABASE_URL (PGlite when it is unset)
  *   npm run bench -- --db pglite       embedded PGlite
+ *   --no-peers                         without PostGraphile and Platformatic DB (the peers run by
+ *                                      default on PostgreSQL; the first run installs them:
+ *                                      npm ci --prefix bench/peers)
  *   --rounds 3 --duration 5 --warmup 2 --connections 50 --size full|tiny
  *   --scenario get-order (repeatable)  --out <dir>  --note "<text for latest.md>"
  *   --analysis <file>                  Markdown placed in latest.md after the targets
@@ -16,6 +19,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { type BenchOptions, type BenchResults, runBench } from './harness.ts'
+import { ensurePeersInstalled } from './peer-install.ts'
 import { renderMarkdown } from './report.ts'
 import type { ScenarioId } from './scenarios.ts'
 import { FULL_DATA_SET, TINY_DATA_SET } from './seed.ts'
@@ -23,6 +27,7 @@ import { FULL_DATA_SET, TINY_DATA_SET } from './seed.ts'
 const SCENARIO_IDS: ScenarioId[] = ['get-order', 'list-orders', 'graphql-user-orders', 'graphql-orders', 'create-order']
 
 const { values } = parseArgs({
+  allowNegative: true,
   options: {
     db: { type: 'string' },
     rounds: { type: 'string', default: '3' },
@@ -36,6 +41,7 @@ const { values } = parseArgs({
     analysis: { type: 'string' },
     profile: { type: 'string' },
     'report-only': { type: 'boolean', default: false },
+    peers: { type: 'boolean', default: true },
   },
 })
 
@@ -64,6 +70,7 @@ const options: BenchOptions = {
   scenarios: values.scenario ? SCENARIO_IDS.filter((id) => values.scenario?.includes(id)) : undefined,
   log: (line) => console.log(line),
   profileDir: values.profile ? path.resolve(values.profile) : undefined,
+  peers: values.peers,
 }
 
 // Where the time goes and what was tried for missed targets, kept by hand next to the harness;
@@ -81,6 +88,8 @@ if (values['report-only']) {
   await writeFile(markdownFile, renderMarkdown(results, values.note, analysis))
   console.log(`wrote ${markdownFile} from ${jsonFile}`)
 } else {
+  // The peers need PostgreSQL; on PGlite the harness says they were not run.
+  if (options.peers && kind === 'postgres') ensurePeersInstalled((line) => console.log(line))
   const results = await runBench(options)
   await mkdir(values.out, { recursive: true })
   await writeFile(jsonFile, `${JSON.stringify(results, null, 2)}\n`)

@@ -1,12 +1,14 @@
 /**
- * Starts the service and the baselines as child processes (`node --import tsx <entry>`), each on
- * its own port, and waits until each answers HTTP. Their stderr is kept so a failed start says why.
+ * Starts the service and the baselines as child processes (`node --import tsx <entry>`), and the
+ * peers on the Node 24 of bench/peers (which runs TypeScript itself), each on its own port, and
+ * waits until each answers HTTP. Their stderr is kept so a failed start says why.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import path from 'node:path'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
-import type { ServerName } from './scenarios.ts'
+import { PEER_NODE } from './peer-install.ts'
+import { isPeer, type ServerName } from './scenarios.ts'
 
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url))
 
@@ -15,6 +17,8 @@ export const SERVER_ENTRIES: Record<ServerName, string> = {
   fastify: 'bench/baselines/fastify-rest.ts',
   apollo: 'bench/baselines/apollo-dataloader.ts',
   mercurius: 'bench/baselines/mercurius-jit.ts',
+  postgraphile: 'bench/peers/postgraphile.ts',
+  platformatic: 'bench/peers/platformatic.ts',
 }
 
 export interface RunningServer {
@@ -62,7 +66,8 @@ export async function startServer(
   // Written when the server exits (SIGTERM from stop(), which every server handles), one file per
   // thread (tsx loads modules in a worker): the largest in <profileDir>/<name>/ is the main thread.
   const profiling = profileDir ? ['--cpu-prof', '--cpu-prof-dir', path.join(profileDir, name)] : []
-  const child = spawn(process.execPath, [...profiling, '--import', 'tsx', SERVER_ENTRIES[name]], {
+  const [node, loader] = isPeer(name) ? [PEER_NODE, []] : [process.execPath, ['--import', 'tsx']]
+  const child = spawn(node, [...profiling, ...loader, SERVER_ENTRIES[name]], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, HOST: '127.0.0.1', PORT: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],
