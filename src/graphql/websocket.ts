@@ -290,6 +290,9 @@ export async function registerSubscriptionTransport(
     })
 
     observeSent(socket, (sent) => {
+      // Once the socket is closing, Mercurius ends its operations and sends their completes to no
+      // one; the close frees their slots with the rest, so that they count among those that ended.
+      if (socket.readyState !== socket.OPEN) return
       const message = parseMessage(sent)
       if ((message?.type !== 'complete' && message?.type !== 'error') || typeof message.id !== 'string') return
       const operation = connection.operations.get(message.id)

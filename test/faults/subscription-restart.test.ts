@@ -17,7 +17,7 @@ import type { BoundedPubSub } from '../../src/graphql/pubsub.ts'
 import { bearer, build, tokenFor } from '../helper.ts'
 import { client, eventually, listening } from '../graphql/subscription-clients.ts'
 import { postgresUrl } from '../setup/templates.ts'
-import { privateClusterUnavailable, startPrivateCluster, type PrivateCluster } from './private-cluster.ts'
+import { privateClusterUnavailable, startPrivateCluster } from './private-cluster.ts'
 
 // The cluster is this test's own whatever DATABASE_URL says, so it could run in both of CI's
 // suite runs; it runs in the PostgreSQL one only, as each test spends a few seconds starting its
@@ -42,9 +42,9 @@ interface EventMessage {
 }
 
 /** An app on the cluster's database, listening, with a graphql-ws subscriber of Grace's (user 2) orders. */
-async function subscribedApp(t: Test, cluster: PrivateCluster, statementTimeoutMs: number, env: Record<string, string> = {}) {
+async function subscribedApp(t: Test, databaseUrl: string, statementTimeoutMs: number, env: Record<string, string> = {}) {
   // The connections a restart cuts are expected: not reported on stderr.
-  const database = await createDatabase({ url: cluster.url, poolSize: 5, statementTimeoutMs, logger: { warn: () => {} } })
+  const database = await createDatabase({ url: databaseUrl, poolSize: 5, statementTimeoutMs, logger: { warn: () => {} } })
   t.teardown(() => database.close())
   const app = await build(t, { database, env })
   const url = await listening(app)
@@ -109,15 +109,17 @@ async function eventsStuckOnLockedUsers(t: Test, app: FastifyInstance, url: stri
   return { held, locker }
 }
 
+// One cluster for the file; each test has a database of its own in it.
+const cluster = SKIP ? undefined : await startPrivateCluster(t)
+
 const orderIds = (received: EventMessage[]) => received.map((message) => message.data?.orderCreated.id)
 
 t.test(
   'across a PostgreSQL restart that cuts an event being resolved, every order created before, during and after arrives exactly once with its data',
   { skip: SKIP },
   async (t) => {
-    const cluster = await startPrivateCluster(t)
-    const { app, received, failures } = await subscribedApp(t, cluster, 5000)
-    const { held } = await eventsStuckOnLockedUsers(t, app, cluster.url, 3)
+    const { app, received, failures } = await subscribedApp(t, cluster!.url, 5000)
+    const { held } = await eventsStuckOnLockedUsers(t, app, cluster!.url, 3)
 
     // Orders keep being created while the cluster restarts (each retried on 503 with its key).
     let writing = true
@@ -128,7 +130,7 @@ t.test(
         await new Promise((resolve) => setTimeout(resolve, 30))
       }
     })()
-    await cluster.restart()
+    await cluster!.restart()
     await new Promise((resolve) => setTimeout(resolve, 1000))
     writing = false
     await writer
@@ -138,7 +140,7 @@ t.test(
 
     const all = await eventually(() => created.every((id) => orderIds(received).includes(id)), 20_000)
     t.ok(all, `every created order's event arrived (${received.length} events for ${created.length} orders)`)
-    if (!all) t.comment(await cluster.serverLog())
+    if (!all) t.comment(await cluster!.serverLog())
     t.same(
       received.filter((message) => message.errors !== undefined || !message.data?.orderCreated),
       [],
@@ -158,10 +160,10 @@ t.test(
   'an event whose fields stay unresolvable past SUBSCRIPTION_OUTAGE_WAIT arrives in its place with a DATABASE_UNAVAILABLE error naming the event and its order',
   { skip: SKIP },
   async (t) => {
-    const cluster = await startPrivateCluster(t)
+    const url = await cluster!.cloneDatabase()
     // Each statement on the locked table gives up after 200 ms; the event is retried for 1 s.
-    const { app, received, failures } = await subscribedApp(t, cluster, 200, { SUBSCRIPTION_OUTAGE_WAIT: '1s' })
-    const { held, locker } = await eventsStuckOnLockedUsers(t, app, cluster.url, 1)
+    const { app, received, failures } = await subscribedApp(t, url, 200, { SUBSCRIPTION_OUTAGE_WAIT: '1s' })
+    const { held, locker } = await eventsStuckOnLockedUsers(t, app, url, 1)
     const stuck = Date.now()
     t.ok(await eventually(() => received.length === 1, 10_000), 'the event was delivered while the lock is held')
     const waited = Date.now() - stuck
