@@ -21,8 +21,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import pg from 'pg'
-import { buildPostgresTemplate, templateDatabaseName, withDatabase } from '../setup/templates.ts'
+import { buildPostgresTemplate, createFromTemplate } from '../setup/templates.ts'
 
 const run = promisify(execFile)
 
@@ -139,23 +138,13 @@ export async function startPrivateCluster(t: Teardown, options: PrivateClusterOp
   // and the database the test uses, cloned from it.
   await buildPostgresTemplate(serverUrl)
   let clones = 0
-  const clone = async (name: string) => {
-    const admin = new pg.Client({ connectionString: serverUrl })
-    await admin.connect()
-    try {
-      await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${templateDatabaseName(serverUrl)}"`)
-    } finally {
-      await admin.end()
-    }
-    return withDatabase(serverUrl, name)
-  }
-  const url = await clone(DATABASE)
+  const url = await createFromTemplate(serverUrl, DATABASE)
 
   return {
     port,
     dir,
     url,
-    cloneDatabase: () => clone(`${DATABASE}_${++clones}`),
+    cloneDatabase: () => createFromTemplate(serverUrl, `${DATABASE}_${++clones}`),
     async stop(mode = 'fast') {
       await pgCtl('stop', mode)
       running = false

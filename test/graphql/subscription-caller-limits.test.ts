@@ -10,11 +10,11 @@ import type { FastifyInstance } from 'fastify'
 import { setTimeout } from 'node:timers/promises'
 import type { CloseEvent } from 'ws'
 import { build, tokenFor } from '../helper.ts'
-import type { BoundedPubSub } from '../../src/graphql/pubsub.ts'
-import { client, eventually, listening, rawConnection, type RawConnection } from './subscription-clients.ts'
+import { client, eventually, listening, rawConnection, subscriptionCount, type RawConnection } from './subscription-clients.ts'
 
 const ORDER_CREATED = 'subscription { orderCreated { id } }'
-const pubsubOf = (app: FastifyInstance) => app.graphql.pubsub as unknown as BoundedPubSub
+/** Operation ids `prefix0` … `prefix<count - 1>`. */
+const ids = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix}${i}`)
 const subscribe = (connection: RawConnection, id: string) => connection.send({ id, type: 'subscribe', payload: { query: ORDER_CREATED } })
 
 /** The server's `error` or `complete` on operation `id`, once it came. */
@@ -28,13 +28,10 @@ const closeOrAck = (connection: RawConnection) =>
 const extensionsOf = (message: { payload?: unknown } | undefined) =>
   (message?.payload as Array<{ message?: string; extensions?: Record<string, unknown> }> | undefined)?.[0]
 
-/** Subscribes `ids` on `connection` and waits until the server holds `total` subscriptions. */
-async function subscribeAll(t: Test, app: FastifyInstance, connection: RawConnection, ids: string[], total: number) {
-  for (const id of ids) subscribe(connection, id)
-  t.ok(
-    await eventually(() => pubsubOf(app).subscriptionCount('order.created') === total, 20_000),
-    `the server holds ${total} subscriptions`,
-  )
+/** Subscribes `operationIds` on `connection` and waits until the server holds `total` subscriptions. */
+async function subscribeAll(t: Test, app: FastifyInstance, connection: RawConnection, operationIds: string[], total: number) {
+  for (const id of operationIds) subscribe(connection, id)
+  t.ok(await eventually(() => subscriptionCount(app, 'order.created') === total, 20_000), `the server holds ${total} subscriptions`)
 }
 
 t.test(
@@ -92,20 +89,8 @@ t.test(
     const grace = tokenFor(2, 'orders:read')
     const [first, second, third] = await Promise.all([rawConnection(t, url), rawConnection(t, url), rawConnection(t, url)])
     for (const connection of [first!, second!, third!]) await connection.init(grace)
-    await subscribeAll(
-      t,
-      app,
-      first!,
-      Array.from({ length: 100 }, (_, i) => `a${i}`),
-      100,
-    )
-    await subscribeAll(
-      t,
-      app,
-      second!,
-      Array.from({ length: 100 }, (_, i) => `b${i}`),
-      200,
-    )
+    await subscribeAll(t, app, first!, ids('a', 100), 100)
+    await subscribeAll(t, app, second!, ids('b', 100), 200)
 
     subscribe(third!, 'c0')
     const refusal = await endOf(third!, 'c0')
@@ -119,7 +104,7 @@ t.test(
     const alan = await rawConnection(t, url)
     await alan.init(tokenFor(3, 'orders:read'))
     subscribe(alan, 'x')
-    t.ok(await eventually(() => pubsubOf(app).subscriptionCount('order.created') === 201), "another caller's subscribe is taken")
+    t.ok(await eventually(() => subscriptionCount(app, 'order.created') === 201), "another caller's subscribe is taken")
     t.notOk(
       alan.messages.some((m) => m.type === 'error'),
       'and not refused',
@@ -141,7 +126,7 @@ t.test('slots come back exactly once whichever way operations and sockets end (l
   const app = await build(t, { env: { EVENTS_RELAY: 'false', SUBSCRIPTION_MAX_PER_CONNECTION: '3', SUBSCRIPTION_MAX_PER_CALLER: '4' } })
   const url = await listening(app)
   const grace = tokenFor(2, 'orders:read')
-  const count = () => pubsubOf(app).subscriptionCount('order.created')
+  const count = () => subscriptionCount(app, 'order.created')
   const [a, b] = await Promise.all([rawConnection(t, url), rawConnection(t, url)])
   await a!.init(grace)
   await b!.init(grace)

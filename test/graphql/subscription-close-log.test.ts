@@ -4,25 +4,12 @@
  * subscription, from the AbortError that ending each one raises in its queue).
  */
 import t from 'tap'
-import type { FastifyInstance } from 'fastify'
-import { bearer, build, tokenFor } from '../helper.ts'
+import { build, tokenFor } from '../helper.ts'
 import { captureLog } from '../log-capture.ts'
-import type { BoundedPubSub } from '../../src/graphql/pubsub.ts'
-import { eventually, listening, rawConnection } from './subscription-clients.ts'
+import { createGracesOrder, eventually, listening, rawConnection, subscriptionCount } from './subscription-clients.ts'
 
 const SUBSCRIPTION = 'subscription { orderCreated { id total user { name } } }'
 const ERROR_LEVEL = 50
-const pubsubOf = (app: FastifyInstance) => app.graphql.pubsub as unknown as BoundedPubSub
-
-async function createOrder(app: FastifyInstance): Promise<void> {
-  const response = await app.inject({
-    method: 'POST',
-    url: '/api/v1/orders',
-    headers: bearer(2, 'orders:write'),
-    payload: { items: [{ sku: 'KB-101', qty: 1 }] },
-  })
-  if (response.statusCode !== 201) throw new Error(`create: ${response.statusCode}`)
-}
 
 t.test(
   'a socket cut while its 100 subscriptions receive events: one info line, "100 subscriptions ended", and no error line',
@@ -32,14 +19,14 @@ t.test(
     const connection = await rawConnection(t, await listening(app))
     await connection.init(tokenFor(2, 'orders:read'))
     for (let i = 0; i < 100; i++) connection.send({ id: `s${i}`, type: 'subscribe', payload: { query: SUBSCRIPTION } })
-    t.ok(await eventually(() => pubsubOf(app).subscriptionCount('order.created') === 100, 20_000), '100 subscriptions')
+    t.ok(await eventually(() => subscriptionCount(app, 'order.created') === 100, 20_000), '100 subscriptions')
 
     // Events on their way when the socket is cut, and one after.
-    await Promise.all([createOrder(app), createOrder(app), createOrder(app)])
+    await Promise.all([createGracesOrder(app), createGracesOrder(app), createGracesOrder(app)])
     t.ok(await eventually(() => connection.messages.some((m) => m.type === 'next'), 10_000), 'events are being delivered')
     connection.socket.terminate()
-    t.ok(await eventually(() => pubsubOf(app).subscriptionCount('order.created') === 0), 'the subscriptions ended')
-    await createOrder(app)
+    t.ok(await eventually(() => subscriptionCount(app, 'order.created') === 0), 'the subscriptions ended')
+    await createGracesOrder(app)
     // What the cut would log comes within this.
     await new Promise((resolve) => setTimeout(resolve, 1000))
 
