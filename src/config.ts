@@ -50,6 +50,15 @@ export interface AppConfig {
     initTimeoutMs: number
     /** Active subscriptions one WebSocket may carry; a further subscribe gets an error. */
     maxPerConnection: number
+    /** WebSocket connections one caller (token subject) may hold on this instance; a further one is closed with 4430. */
+    maxConnectionsPerCaller: number
+    /** Active subscriptions one caller may hold across its connections on this instance; a further subscribe gets an error. */
+    maxPerCaller: number
+    /**
+     * How long an event whose fields cannot be resolved because the database is unavailable is
+     * retried before it is delivered with a DATABASE_UNAVAILABLE error naming it.
+     */
+    outageWaitMs: number
   }
   /** Bearer token that GET /metrics requires (METRICS_TOKEN); open when undefined. */
   metricsToken: string | undefined
@@ -222,6 +231,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
       keepAliveMs: duration(env, 'SUBSCRIPTION_KEEPALIVE', 15_000, 10),
       initTimeoutMs: duration(env, 'SUBSCRIPTION_INIT_TIMEOUT', 10_000, 10),
       maxPerConnection: integer(env, 'SUBSCRIPTION_MAX_PER_CONNECTION', 100, 1, 10_000),
+      maxConnectionsPerCaller: integer(env, 'SUBSCRIPTION_MAX_CONNECTIONS_PER_CALLER', 10, 1, 10_000),
+      maxPerCaller: integer(env, 'SUBSCRIPTION_MAX_PER_CALLER', 200, 1, 1_000_000),
+      outageWaitMs: duration(env, 'SUBSCRIPTION_OUTAGE_WAIT', 10_000, 0),
     },
     http: httpTimeouts(env),
     metricsToken: metricsToken(env),

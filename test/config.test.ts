@@ -69,7 +69,16 @@ t.test('durations accept units', async (t) => {
   t.equal(loadConfig({ RATE_LIMIT_WINDOW: '1m' }).rateLimit.windowMs, 60_000)
   t.equal(loadConfig({ RATE_LIMIT_WINDOW: '90s' }).rateLimit.windowMs, 90_000)
   t.equal(loadConfig({ RATE_LIMIT_WINDOW: '5000' }).rateLimit.windowMs, 5000)
-  t.same(loadConfig({}).subscriptions, { queueLimit: 1000, keepAliveMs: 15_000, initTimeoutMs: 10_000, maxPerConnection: 100 })
+  t.same(loadConfig({}).subscriptions, {
+    queueLimit: 1000,
+    keepAliveMs: 15_000,
+    initTimeoutMs: 10_000,
+    maxPerConnection: 100,
+    maxConnectionsPerCaller: 10,
+    maxPerCaller: 200,
+    outageWaitMs: 10_000,
+  })
+  t.equal(loadConfig({ SUBSCRIPTION_OUTAGE_WAIT: '0' }).subscriptions.outageWaitMs, 0, 'SUBSCRIPTION_OUTAGE_WAIT=0: no retry')
   t.equal(loadConfig({ SUBSCRIPTION_KEEPALIVE: '100ms' }).subscriptions.keepAliveMs, 100)
   t.equal(loadConfig({ SUBSCRIPTION_MAX_PER_CONNECTION: '5' }).subscriptions.maxPerConnection, 5)
   t.equal(loadConfig({}).databaseStatementTimeoutMs, 5000, 'DB_STATEMENT_TIMEOUT is 5 s by default (decisions §12)')

@@ -60,7 +60,8 @@ export async function createEventDelivery(options: EventDeliveryOptions) {
           do {
             events = await relayedEventsAfter(reader, lastDelivered, DELIVERY_BATCH)
             for (const event of events) {
-              await options.publish({ topic: event.topic, payload: event.payload })
+              // With its id, which an event that cannot be resolved names (src/graphql/event-outage.ts).
+              await options.publish({ topic: event.topic, payload: { ...event.payload, eventId: String(event.seq) } })
               lastDelivered = event.seq
             }
           } while (events.length === DELIVERY_BATCH && !isClosing())

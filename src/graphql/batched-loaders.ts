@@ -8,10 +8,12 @@
  * loader (one statement), as with Mercurius. Within one HTTP request a repeated load (the same parent
  * object, as graphql-jit and graphql-js hand every field of one parent, and the same arguments)
  * shares the first answer. A subscription's context lives as long as the subscription, so there
- * nothing is shared between events: each event loads afresh.
+ * nothing is shared between events: each event loads afresh, and waits out a database outage
+ * (event-outage.ts).
  */
 import { GraphQLScalarType, type GraphQLResolveInfo } from 'graphql'
 import type { IResolverObject, IResolvers, MercuriusContext, MercuriusLoaders } from 'mercurius'
+import { eventLoadError, retryingOutage } from './event-outage.ts'
 
 interface Query {
   obj: unknown
@@ -22,32 +24,42 @@ type BatchLoader = (queries: Query[], context: MercuriusContext) => unknown
 
 interface PendingLoad {
   query: Query
+  /** On a subscription: the event being resolved (the operation's root value). */
+  event: unknown
   resolve(value: unknown): void
   reject(error: unknown): void
+}
+
+export interface BatchedLoaderOptions {
+  /** How long a subscription event's load waits out a database outage (event-outage.ts). */
+  eventOutageWaitMs: number
 }
 
 class Batcher {
   #pending: PendingLoad[] = []
   /** Answers already asked for in this request, by parent object and arguments; none for subscriptions. */
   readonly #answers: WeakMap<object, Map<string, Promise<unknown>>> | undefined
+  /** Set for a subscription: how long its loads wait out an outage. */
+  readonly #eventOutageWaitMs: number | undefined
   readonly #name: string
   readonly #load: BatchLoader
   readonly #context: MercuriusContext
 
-  constructor(name: string, load: BatchLoader, context: MercuriusContext, shareAnswers: boolean) {
+  constructor(name: string, load: BatchLoader, context: MercuriusContext, eventOutageWaitMs: number | undefined) {
     this.#name = name
     this.#load = load
     this.#context = context
-    this.#answers = shareAnswers ? new WeakMap() : undefined
+    this.#eventOutageWaitMs = eventOutageWaitMs
+    this.#answers = eventOutageWaitMs === undefined ? new WeakMap() : undefined
   }
 
-  load(obj: unknown, params: unknown): Promise<unknown> {
+  load(obj: unknown, params: unknown, event: unknown): Promise<unknown> {
     const parent = typeof obj === 'object' && obj !== null ? obj : undefined
     const argumentsKey = this.#answers && parent ? JSON.stringify(params) : undefined
     const known = parent && argumentsKey !== undefined ? this.#answers?.get(parent)?.get(argumentsKey) : undefined
     if (known) return known
     const answer = new Promise<unknown>((resolve, reject) => {
-      this.#pending.push({ query: { obj, params }, resolve, reject })
+      this.#pending.push({ query: { obj, params }, event, resolve, reject })
       // Every load of this tick joins the batch (graphql resolves a list's items synchronously).
       if (this.#pending.length === 1) process.nextTick(() => this.#dispatch())
     })
@@ -62,15 +74,23 @@ class Batcher {
   #dispatch(): void {
     const batch = this.#pending
     this.#pending = []
+    const waitMs = this.#eventOutageWaitMs
     const fail = (error: unknown) => {
-      for (const load of batch) load.reject(error)
+      for (const load of batch) load.reject(waitMs === undefined ? error : eventLoadError(error, load.event))
     }
+    const queries = batch.map((load) => load.query)
     let answered: unknown
     try {
-      answered = this.#load(
-        batch.map((load) => load.query),
-        this.#context,
-      )
+      if (waitMs === undefined) {
+        answered = this.#load(queries, this.#context)
+      } else {
+        const context = this.#context
+        answered = retryingOutage(
+          async () => this.#load(queries, context),
+          waitMs,
+          () => context.subscriptionOpen?.() ?? true,
+        )
+      }
     } catch (error) {
       fail(error)
       return
@@ -91,9 +111,9 @@ class Batcher {
 }
 
 /** The resolvers with each loader added as its field's resolver; a field both define is refused. */
-export function withBatchedLoaders(resolvers: IResolvers, loaders: MercuriusLoaders): IResolvers {
+export function withBatchedLoaders(resolvers: IResolvers, loaders: MercuriusLoaders, options: BatchedLoaderOptions): IResolvers {
   const merged: IResolvers = { ...resolvers }
-  for (const [type, fields] of Object.entries(batchedLoaders(loaders))) {
+  for (const [type, fields] of Object.entries(batchedLoaders(loaders, options))) {
     const existing = merged[type]
     if (existing instanceof GraphQLScalarType || typeof existing === 'function')
       throw new Error(`${type} has loaders: it must be an object type`)
@@ -109,7 +129,7 @@ export function withBatchedLoaders(resolvers: IResolvers, loaders: MercuriusLoad
 }
 
 /** The loaders as field resolvers. */
-function batchedLoaders(loaders: MercuriusLoaders): Record<string, IResolverObject> {
+function batchedLoaders(loaders: MercuriusLoaders, options: BatchedLoaderOptions): Record<string, IResolverObject> {
   // One Batcher per loader per execution context (an HTTP request, or a subscription).
   const batchers = new WeakMap<object, Map<string, Batcher>>()
   const resolvers: Record<string, IResolverObject> = {}
@@ -126,10 +146,11 @@ function batchedLoaders(loaders: MercuriusLoaders): Record<string, IResolverObje
         if (!ofContext) batchers.set(context, (ofContext = new Map()))
         let batcher = ofContext.get(name)
         if (!batcher) {
-          batcher = new Batcher(name, load, context, info.operation.operation !== 'subscription')
+          const forEvents = info.operation.operation === 'subscription'
+          batcher = new Batcher(name, load, context, forEvents ? options.eventOutageWaitMs : undefined)
           ofContext.set(name, batcher)
         }
-        return batcher.load(obj, params)
+        return batcher.load(obj, params, info.rootValue)
       }
     }
     resolvers[type] = fieldResolvers

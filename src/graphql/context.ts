@@ -12,6 +12,8 @@ declare module 'mercurius' {
     cost?: CostReport
     /** On a subscription: ends the subscriber's connection because it fell too far behind. */
     closeAsTooSlow?: () => void
+    /** On a subscription: whether its connection is still open (an event's loads stop retrying once it is not). */
+    subscriptionOpen?: () => boolean
     /** On a subscription connection: admits a subscribe or throws its error (websocket.ts). */
     admitSubscription?: (id: string) => void
     /** On a subscription: the variables and operationName the client sent with operation `id`. */

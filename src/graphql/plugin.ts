@@ -42,13 +42,18 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
       keepAliveMs: subscriptions.keepAliveMs,
       initTimeoutMs: subscriptions.initTimeoutMs,
       closeGraceMs: 2000,
-      maxSubscriptions: subscriptions.maxPerConnection,
+      maxSubscriptionsPerConnection: subscriptions.maxPerConnection,
+      maxConnectionsPerCaller: subscriptions.maxConnectionsPerCaller,
+      maxSubscriptionsPerCaller: subscriptions.maxPerCaller,
     })
     const persistedQueries = persistedQueryProvider(options.config.graphql.persistedOnly, options.config.graphql.persistedManifest)
     await app.register(mercurius, {
       schema: options.sdl,
       // Loaders batch through our own resolvers (batched-loaders.ts), not Mercurius' `loaders`.
-      resolvers: tracedResolvers(app, withBatchedLoaders(resolvers, tracedLoaders(app, loaders))),
+      resolvers: tracedResolvers(
+        app,
+        withBatchedLoaders(resolvers, tracedLoaders(app, loaders), { eventOutageWaitMs: subscriptions.outageWaitMs }),
+      ),
       path: '/graphql',
       // Our own GraphiQL page (graphiql.ts) replaces Mercurius', which loads from unpkg.com.
       graphiql: false,
@@ -59,11 +64,12 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
       subscription: {
         // Mercurius' CustomPubSub typing asks for an `emitter` it never reads from a custom pubsub and types
         // `queue.close` as a function where Mercurius keeps an array of callbacks (pubsub.ts).
-        pubsub: createBoundedPubSub(subscriptions.queueLimit) as unknown as CustomPubSub,
+        pubsub: createBoundedPubSub(subscriptions.queueLimit, app.log) as unknown as CustomPubSub,
         // websocket.ts already weighed the upgrade header against connection_init's credential.
         context: (socket) => ({
           caller: sockets.callerOf(socket),
           closeAsTooSlow: () => socket.close(SLOW_SUBSCRIBER_CLOSE_CODE, 'Subscriber too slow: events were dropped'),
+          subscriptionOpen: () => socket.readyState === socket.OPEN,
           admitSubscription: (id: string) => sockets.admitSubscription(socket, id),
           subscriptionRequest: (id: string) => sockets.subscriptionRequest(socket, id),
         }),

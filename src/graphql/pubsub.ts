@@ -8,7 +8,14 @@
  * Readable, whose high-water mark is only advisory) would grow without limit. Here a queue already
  * holding `queueLimit` undelivered events takes no more: the subscription is unsubscribed and its
  * `onOverflow` runs once (the connection then closes with SLOW_SUBSCRIBER_CLOSE_CODE).
+ *
+ * A queue's errors are ours to report too. Mercurius logs each at error level, among them the
+ * AbortError that ends every subscription stopped while an event was on its way (its iterator
+ * destroys the queue when returned early): one error line per subscription of a connection that is
+ * cut. That is an ordinary end, which websocket.ts reports once per connection; any other queue
+ * error is a warning.
  */
+import type { FastifyBaseLogger } from 'fastify'
 import type { MercuriusContext } from 'mercurius'
 
 /** WebSocket close code for a subscriber that fell too far behind: 1013 "Try Again Later". */
@@ -22,6 +29,8 @@ interface SubscriptionQueue {
   push(value: unknown): boolean
   /** Mercurius calls each of these when the subscription ends. */
   close?: Array<() => void>
+  on(event: 'error', listener: (error: Error) => void): unknown
+  removeAllListeners(event: 'error'): unknown
 }
 
 interface Subscription {
@@ -36,8 +45,11 @@ export interface BoundedPubSub {
   subscriptionCount(topic: string): number
 }
 
-export function createBoundedPubSub(queueLimit: number): BoundedPubSub {
+export function createBoundedPubSub(queueLimit: number, log: FastifyBaseLogger): BoundedPubSub {
   const topics = new Map<string, Set<Subscription>>()
+  const onQueueError = (error: Error) => {
+    if (error.name !== 'AbortError') log.warn({ err: error }, 'subscription queue failed; the subscription ends')
+  }
 
   const unsubscribe = (topic: string, subscription: Subscription) => {
     const subscriptions = topics.get(topic)
@@ -47,6 +59,9 @@ export function createBoundedPubSub(queueLimit: number): BoundedPubSub {
 
   return {
     async subscribe(topicOrTopics, queue, onOverflow) {
+      // In place of Mercurius' listener (see above); one is always there, as an unhandled 'error' would end the process.
+      queue.removeAllListeners('error')
+      queue.on('error', onQueueError)
       for (const topic of typeof topicOrTopics === 'string' ? [topicOrTopics] : topicOrTopics) {
         const subscription: Subscription = { queue, onOverflow }
         let subscriptions = topics.get(topic)

@@ -6,11 +6,16 @@
  *   credential, 4403 with one that is not valid, and never acknowledged.
  * - A connection lives no longer than its credential: at the token's `exp` it is closed with 4403
  *   "token expired", and its subscriptions end with it.
- * - At most `maxSubscriptions` active subscriptions per connection. An operation is active from the
- *   client's `subscribe` until the server's `complete` or `error` for it: Mercurius answers a
- *   client's `complete` with its own once it has stopped the subscription, so whichever way an
- *   operation ends, it frees its slot exactly once. A subscribe over the limit gets an `error` on its
- *   id (BAD_REQUEST, reason TOO_MANY_SUBSCRIPTIONS) and the connection goes on. As the protocol
+ * - Limits per caller (the token's subject) on this instance, decisions §13: at most
+ *   `maxConnectionsPerCaller` admitted connections (a further connection_init is closed with 4430
+ *   "Too many connections for this caller") and `maxSubscriptionsPerCaller` active subscriptions
+ *   across them, besides `maxSubscriptionsPerConnection` on each connection. An operation is active
+ *   from the client's `subscribe` until the server's `complete` or `error` for it: Mercurius answers
+ *   a client's `complete` with its own once it has stopped the subscription, so whichever way an
+ *   operation ends, it frees its slot exactly once; a connection that closes, however abruptly,
+ *   frees its own and its operations' slots in its `close` event, once. A subscribe over either
+ *   limit gets an `error` on its id (BAD_REQUEST, reason TOO_MANY_SUBSCRIPTIONS, `per` naming the
+ *   limit) and the connection goes on. As the protocol
  *   says, a subscribe reusing the id of an active operation is closed with 4409, and one without a
  *   string id and query with 4400 (Mercurius would run a query sent as an object without the hook
  *   that counts it).
@@ -19,6 +24,7 @@
  *   ping by the next one is gone and its socket is terminated (its subscriptions end with it).
  * - Shutdown: every socket is closed with 1001 "Going Away", and whatever has not finished the
  *   closing handshake within `closeGraceMs` is terminated, so shutdown never waits on a client.
+ * - A connection that closes while carrying subscriptions is one info line saying how many ended.
  */
 import websocket from '@fastify/websocket'
 import type { FastifyInstance } from 'fastify'
@@ -34,6 +40,12 @@ const CLOSE_UNAUTHORIZED = 4401
 const CLOSE_FORBIDDEN = 4403
 const CLOSE_INIT_TIMEOUT = 4408
 const CLOSE_DUPLICATE_OPERATION = 4409
+/**
+ * The caller already holds its most connections on this instance. graphql-transport-ws takes 4429
+ * for "Too many initialisation requests", so the caller limit takes the code next to it; graphql-ws
+ * retries it with backoff, which succeeds once one of the caller's connections has closed.
+ */
+const CLOSE_TOO_MANY_CONNECTIONS = 4430
 const CLOSE_GOING_AWAY = 1001
 /** setTimeout's longest delay: a token valid for longer is waited for in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1
@@ -43,7 +55,11 @@ export interface SubscriptionTransportOptions {
   initTimeoutMs: number
   closeGraceMs: number
   /** Active subscriptions one connection may carry. */
-  maxSubscriptions: number
+  maxSubscriptionsPerConnection: number
+  /** Connections one caller (token subject) may hold on this instance. */
+  maxConnectionsPerCaller: number
+  /** Active subscriptions one caller may hold across its connections on this instance. */
+  maxSubscriptionsPerCaller: number
 }
 
 export interface SubscriptionSockets {
@@ -68,8 +84,8 @@ export interface SubscriptionRequest {
 }
 
 interface Operation {
-  /** False for a subscribe refused over the limit. */
-  holdsSlot: boolean
+  /** Which limit refused this subscribe; undefined when it holds a slot. */
+  refusedBy: 'connection' | 'caller' | undefined
   /**
    * The client sent `complete`. Checked when Mercurius starts the operation: a complete that came
    * before then, Mercurius would lose, and the subscription would live on.
@@ -78,11 +94,18 @@ interface Operation {
   request: SubscriptionRequest
 }
 
+/** What one caller holds on this instance, across its connections. */
+interface CallerUse {
+  connections: number
+  subscriptions: number
+}
+
 interface Connection {
-  caller: Caller | undefined
+  /** Set at connection_init when the credential is valid and the caller may open one more connection. */
+  admitted: { caller: Caller; use: CallerUse } | undefined
   /** Operations from the client's subscribe until the server's complete or error, by id. */
   operations: Map<string, Operation>
-  /** How many of them hold a slot. */
+  /** How many of them hold a slot (each counted in the caller's use too). */
   active: number
 }
 
@@ -137,6 +160,8 @@ export async function registerSubscriptionTransport(
 ): Promise<SubscriptionSockets> {
   const connections = new WeakMap<WebSocket, Connection>()
   const alive = new WeakSet<WebSocket>()
+  /** By token subject; an entry goes when its caller holds nothing any more. */
+  const callers = new Map<string, CallerUse>()
 
   await app.register(websocket, {
     // Client messages are small GraphQL documents.
@@ -159,7 +184,7 @@ export async function registerSubscriptionTransport(
   })
 
   app.websocketServer.on('connection', (socket: WebSocket, request: IncomingMessage) => {
-    const connection: Connection = { caller: undefined, operations: new Map(), active: 0 }
+    const connection: Connection = { admitted: undefined, operations: new Map(), active: 0 }
     connections.set(socket, connection)
     alive.add(socket)
     socket.on('pong', () => alive.add(socket))
@@ -172,9 +197,25 @@ export async function registerSubscriptionTransport(
           ? setTimeout(() => closeAtExpiry(expiresAt), MAX_TIMER_MS)
           : setTimeout(() => socket.close(CLOSE_FORBIDDEN, 'token expired'), remaining)
     }
-    socket.once('close', () => {
+    socket.once('close', (code) => {
       clearTimeout(initTimer)
       clearTimeout(expiryTimer)
+      const { admitted } = connection
+      if (!admitted) return
+      // Runs once per socket, whatever closed it (the client, a cut, the server); the operations
+      // are forgotten, so that Mercurius' late complete messages to the closed socket free nothing.
+      const ended = connection.active
+      connection.active = 0
+      connection.operations.clear()
+      admitted.use.connections--
+      admitted.use.subscriptions -= ended
+      if (admitted.use.connections === 0 && admitted.use.subscriptions === 0) callers.delete(admitted.caller.subject)
+      if (ended > 0) {
+        app.log.info(
+          { caller: admitted.caller.subject, closeCode: code, subscriptions: ended },
+          `WebSocket connection closed; ${ended} subscription${ended === 1 ? '' : 's'} ended with it`,
+        )
+      }
     })
 
     let initialised = false
@@ -184,7 +225,14 @@ export async function registerSubscriptionTransport(
       // The connection_init credential wins over the upgrade request's header.
       const { caller, error } = app.authenticate(initAuthorization(payload) ?? request.headers.authorization)
       if (caller) {
-        connection.caller = caller
+        const use = callers.get(caller.subject) ?? { connections: 0, subscriptions: 0 }
+        if (use.connections >= options.maxConnectionsPerCaller) {
+          socket.close(CLOSE_TOO_MANY_CONNECTIONS, 'Too many connections for this caller')
+          return
+        }
+        use.connections++
+        callers.set(caller.subject, use)
+        connection.admitted = { caller, use }
         closeAtExpiry(caller.expiresAt)
       } else {
         const refusal = credentialRequired(error, 'connection_init')
@@ -193,7 +241,7 @@ export async function registerSubscriptionTransport(
       }
     }
 
-    const subscribe = ({ id, payload }: ClientMessage) => {
+    const subscribe = ({ use }: { use: CallerUse }, { id, payload }: ClientMessage) => {
       if (typeof id !== 'string' || id === '' || !isSubscribePayload(payload)) {
         socket.close(CLOSE_INVALID_MESSAGE, 'Invalid message received')
         return
@@ -203,8 +251,16 @@ export async function registerSubscriptionTransport(
         socket.close(CLOSE_DUPLICATE_OPERATION, Buffer.byteLength(reason) <= 123 ? reason : 'Subscriber for that id already exists')
         return
       }
-      const holdsSlot = connection.active < options.maxSubscriptions
-      if (holdsSlot) connection.active++
+      const refusedBy =
+        connection.active >= options.maxSubscriptionsPerConnection
+          ? 'connection'
+          : use.subscriptions >= options.maxSubscriptionsPerCaller
+            ? 'caller'
+            : undefined
+      if (refusedBy === undefined) {
+        connection.active++
+        use.subscriptions++
+      }
       const { variables, operationName } = payload as { variables?: unknown; operationName?: unknown }
       const request: SubscriptionRequest = {
         variables:
@@ -213,7 +269,7 @@ export async function registerSubscriptionTransport(
             : undefined,
         operationName: typeof operationName === 'string' ? operationName : undefined,
       }
-      connection.operations.set(id, { holdsSlot, completedByClient: false, request })
+      connection.operations.set(id, { refusedBy, completedByClient: false, request })
     }
 
     // Runs as each message arrives, before Mercurius (which queues messages) handles it.
@@ -224,8 +280,9 @@ export async function registerSubscriptionTransport(
         if (message.type === 'connection_init') admit(message.payload)
         return
       }
-      if (!connection.caller) return
-      if (message.type === 'subscribe') subscribe(message)
+      const { admitted } = connection
+      if (!admitted) return
+      if (message.type === 'subscribe') subscribe(admitted, message)
       else if (message.type === 'complete' && typeof message.id === 'string') {
         const operation = connection.operations.get(message.id)
         if (operation) operation.completedByClient = true
@@ -233,13 +290,18 @@ export async function registerSubscriptionTransport(
     })
 
     observeSent(socket, (sent) => {
+      // Once the socket is closing, Mercurius ends its operations and sends their completes to no
+      // one; the close frees their slots with the rest, so that they count among those that ended.
+      if (socket.readyState !== socket.OPEN) return
       const message = parseMessage(sent)
       if ((message?.type !== 'complete' && message?.type !== 'error') || typeof message.id !== 'string') return
       const operation = connection.operations.get(message.id)
       if (!operation) return
       connection.operations.delete(message.id)
-      if (!operation.holdsSlot) return
+      if (operation.refusedBy !== undefined) return
       connection.active--
+      // An operation exists only on an admitted connection.
+      if (connection.admitted) connection.admitted.use.subscriptions--
       // Mercurius 16 keeps a failed subscription's context (about 8 kB) until the connection
       // closes, so failing subscribes would grow memory without holding a slot. A complete for the
       // id makes it drop them, as a client's complete would; it arrives after whatever the client
@@ -262,18 +324,25 @@ export async function registerSubscriptionTransport(
   app.addHook('onClose', async () => clearInterval(heartbeat))
 
   return {
-    callerOf: (socket) => connections.get(socket)?.caller,
+    callerOf: (socket) => connections.get(socket)?.admitted?.caller,
     subscriptionRequest: (socket, id) => connections.get(socket)?.operations.get(id)?.request,
     admitSubscription(socket, id) {
       const operation = connections.get(socket)?.operations.get(id)
       if (socket.readyState !== socket.OPEN) throw refused('BAD_REQUEST', 'The connection is closing.')
       // Every subscribe Mercurius handles went through the message listener above first.
       if (!operation) throw refused('BAD_REQUEST', 'The connection did not take this operation.')
-      if (!operation.holdsSlot) {
+      if (operation.refusedBy === 'connection') {
         throw refused(
           'TOO_MANY_SUBSCRIPTIONS',
-          `This connection already carries ${options.maxSubscriptions} subscriptions, the most one connection may: complete one or open another connection.`,
-          { limit: options.maxSubscriptions },
+          `This connection already carries ${options.maxSubscriptionsPerConnection} subscriptions, the most one connection may: complete one or open another connection.`,
+          { limit: options.maxSubscriptionsPerConnection, per: 'connection' },
+        )
+      }
+      if (operation.refusedBy === 'caller') {
+        throw refused(
+          'TOO_MANY_SUBSCRIPTIONS',
+          `This caller already holds ${options.maxSubscriptionsPerCaller} active subscriptions on this instance, the most one caller may: complete one first.`,
+          { limit: options.maxSubscriptionsPerCaller, per: 'caller' },
         )
       }
       if (operation.completedByClient) throw refused('BAD_REQUEST', 'The client completed this operation before it started.')

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto'
 import { createInterface } from 'node:readline'
 import pg from 'pg'
 import { TEST_JWT_SECRET } from '../helper.ts'
-import { templateDatabaseName, withDatabase } from '../setup/templates.ts'
+import { createFromTemplate, templateDatabaseName } from '../setup/templates.ts'
 
 type Teardown = { teardown(fn: () => unknown): void }
 
@@ -20,20 +20,14 @@ export interface ClonedDatabase {
 /** `CREATE DATABASE … TEMPLATE` the migrated, seeded template; dropped when the test ends. */
 export async function cloneDatabase(t: Teardown, serverUrl: string): Promise<ClonedDatabase> {
   const name = `${templateDatabaseName(serverUrl).replace(/_template$/, '')}_f_${process.pid}_${randomBytes(4).toString('hex')}`
-  const admin = new pg.Client({ connectionString: serverUrl })
-  await admin.connect()
-  try {
-    await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${templateDatabaseName(serverUrl)}"`)
-  } finally {
-    await admin.end()
-  }
+  const url = await createFromTemplate(serverUrl, name)
   t.teardown(async () => {
     const cleanup = new pg.Client({ connectionString: serverUrl })
     await cleanup.connect()
     await cleanup.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
     await cleanup.end()
   })
-  return { name, url: withDatabase(serverUrl, name) }
+  return { name, url }
 }
 
 export interface ServerProcess {

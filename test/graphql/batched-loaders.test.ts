@@ -8,12 +8,13 @@ import t from 'tap'
 import type { GraphQLResolveInfo } from 'graphql'
 import type { IResolverObject, MercuriusContext, MercuriusLoaders } from 'mercurius'
 import { withBatchedLoaders } from '../../src/graphql/batched-loaders.ts'
+import { ApiError } from '../../src/errors.ts'
 
 type Resolve = (obj: unknown, params: unknown, context: MercuriusContext, info: GraphQLResolveInfo) => Promise<unknown>
 
-function infoOf(operation: 'query' | 'subscription'): GraphQLResolveInfo {
-  // Only `operation.operation` is read.
-  return { operation: { operation } } as GraphQLResolveInfo
+function infoOf(operation: 'query' | 'subscription', rootValue?: unknown): GraphQLResolveInfo {
+  // Only `operation.operation` and `rootValue` (a subscription's event) are read.
+  return { operation: { operation }, rootValue } as GraphQLResolveInfo
 }
 
 function contextOf(): MercuriusContext {
@@ -22,7 +23,7 @@ function contextOf(): MercuriusContext {
 }
 
 /** Order.user as a resolver over a recording loader. */
-function orderUser(answer: (queries: Array<{ obj: unknown; params: unknown }>) => unknown) {
+function orderUser(answer: (queries: Array<{ obj: unknown; params: unknown }>) => unknown, eventOutageWaitMs = 0) {
   const calls: Array<Array<{ obj: unknown; params: unknown }>> = []
   const loaders: MercuriusLoaders = {
     Order: {
@@ -32,7 +33,7 @@ function orderUser(answer: (queries: Array<{ obj: unknown; params: unknown }>) =
       },
     },
   }
-  const resolvers = withBatchedLoaders({}, loaders)
+  const resolvers = withBatchedLoaders({}, loaders, { eventOutageWaitMs })
   const order = resolvers.Order as IResolverObject
   return { calls, resolve: order.user as Resolve }
 }
@@ -96,7 +97,53 @@ t.test("an Error in the answers is that parent's; a failing or miscounting loade
 
 t.test('a field with both a resolver and a loader is refused when the map is built', async (t) => {
   const loaders: MercuriusLoaders = { Order: { user: async (queries) => queries.map(() => null) } }
-  t.throws(() => withBatchedLoaders({ Order: { user: () => null } }, loaders), { message: 'Order.user has both a resolver and a loader' })
-  const merged = withBatchedLoaders({ Order: { total: () => 1 } }, loaders).Order as IResolverObject
+  t.throws(() => withBatchedLoaders({ Order: { user: () => null } }, loaders, { eventOutageWaitMs: 0 }), {
+    message: 'Order.user has both a resolver and a loader',
+  })
+  const merged = withBatchedLoaders({ Order: { total: () => 1 } }, loaders, { eventOutageWaitMs: 0 }).Order as IResolverObject
   t.same(Object.keys(merged).sort(), ['total', 'user'], "a type's own resolvers are kept next to its loaders")
 })
+
+/** What pg raises while the server is away. */
+const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })
+const EVENT = { eventId: '7', orderId: 3, userId: 2, order: { id: 3 } }
+
+t.test("a subscription event's load waits out a database outage; a request's fails at once", async (t) => {
+  let failures = 2
+  const { calls, resolve } = orderUser((queries) => {
+    if (failures-- > 0) throw refused()
+    return queries.map(() => ({ name: 'Grace' }))
+  }, 10_000)
+  t.same(await resolve({ id: 3 }, {}, contextOf(), infoOf('subscription', EVENT)), { name: 'Grace' }, 'answered once the database is back')
+  t.equal(calls.length, 3, 'after two failed attempts')
+
+  failures = 1
+  await t.rejects(resolve({ id: 3 }, {}, contextOf(), infoOf('query')), { code: 'ECONNREFUSED' }, 'a request is answered 503 at once')
+  t.equal(calls.length, 4)
+})
+
+t.test(
+  'past the wait the load fails with DATABASE_UNAVAILABLE naming the event; other errors and closed connections are not waited for',
+  async (t) => {
+    const { calls, resolve } = orderUser(() => {
+      throw refused()
+    }, 200)
+    const error = await resolve({ id: 3 }, {}, contextOf(), infoOf('subscription', EVENT)).catch((caught: unknown) => caught)
+    t.ok(error instanceof ApiError)
+    t.match(error, { code: 'DATABASE_UNAVAILABLE', extensions: { eventId: '7', orderId: '3', userId: '2' } })
+    t.ok(calls.length >= 2, `retried (${calls.length} attempts)`)
+
+    const other = orderUser(() => {
+      throw new Error('a bug')
+    }, 10_000)
+    await t.rejects(other.resolve({ id: 3 }, {}, contextOf(), infoOf('subscription', EVENT)), { message: 'a bug' }, 'not an outage: as is')
+    t.equal(other.calls.length, 1, 'and not retried')
+
+    const closed = orderUser(() => {
+      throw refused()
+    }, 10_000)
+    const context = { subscriptionOpen: () => false } as MercuriusContext
+    await t.rejects(closed.resolve({ id: 3 }, {}, context, infoOf('subscription', EVENT)), { code: 'DATABASE_UNAVAILABLE' })
+    t.equal(closed.calls.length, 1, 'a subscription whose connection closed is not retried')
+  },
+)

@@ -8,6 +8,8 @@ import type { AddressInfo } from 'node:net'
 import { once } from 'node:events'
 import WebSocket from 'ws'
 import { createClient, type Client } from 'graphql-ws'
+import type { BoundedPubSub } from '../../src/graphql/pubsub.ts'
+import { bearer } from '../helper.ts'
 
 type Teardown = { teardown(fn: () => unknown): void }
 
@@ -85,4 +87,21 @@ export async function eventually(condition: () => boolean, timeoutMs = 5000): Pr
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
   return true
+}
+
+/** Live subscriptions to `topic` on the instance (the app's pubsub is ours, pubsub.ts). */
+export function subscriptionCount(app: FastifyInstance, topic: string): number {
+  return (app.graphql.pubsub as unknown as BoundedPubSub).subscriptionCount(topic)
+}
+
+/** Creates one of Grace's (user 2) orders, whose order.created event her subscriptions receive; returns its id. */
+export async function createGracesOrder(app: FastifyInstance): Promise<string> {
+  const response = await app.inject({
+    method: 'POST',
+    url: '/api/v1/orders',
+    headers: bearer(2, 'orders:write'),
+    payload: { items: [{ sku: 'KB-101', qty: 1 }] },
+  })
+  if (response.statusCode !== 201) throw new Error(`creating an order: ${response.statusCode} ${response.body}`)
+  return String(response.json().id)
 }

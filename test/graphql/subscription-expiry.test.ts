@@ -82,7 +82,8 @@ t.test('a token valid for longer than a timer can wait (30 days) keeps its conne
 })
 
 t.test('a connection that closes first takes its expiry timer with it', async (t) => {
-  const app = await build(t, { env: { EVENTS_RELAY: 'false' } })
+  // One caller holds the 20 connections: above the default of 10 per caller.
+  const app = await build(t, { env: { EVENTS_RELAY: 'false', SUBSCRIPTION_MAX_CONNECTIONS_PER_CALLER: '20' } })
   const url = await listening(app)
   const timers = () => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length
   const baseline = timers()

@@ -29,6 +29,18 @@ export function withDatabase(url: string, database: string): string {
   return parsed.toString()
 }
 
+/** `CREATE DATABASE name TEMPLATE <template of serverUrl's database>`; returns the new database's URL. */
+export async function createFromTemplate(serverUrl: string, name: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: serverUrl })
+  await admin.connect()
+  try {
+    await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${templateDatabaseName(serverUrl)}"`)
+  } finally {
+    await admin.end()
+  }
+  return withDatabase(serverUrl, name)
+}
+
 export async function buildPgliteTemplate(): Promise<void> {
   const handle = await createDatabase({ url: 'memory://' })
   try {
