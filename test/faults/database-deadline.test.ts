@@ -157,6 +157,7 @@ t.test(
     const response = await stuck
     t.equal(response.status, 503, 'the write in flight is answered, not cut off')
     t.match(await response.json(), { code: 'DATABASE_UNAVAILABLE' })
+    t.equal(response.headers.get('connection'), 'close', 'and closes its connection: the shutdown does not wait for it to idle out')
     await exited
     const elapsed = performance.now() - signalled
     t.same(server.exit, { code: 0, signal: null }, 'the shutdown completed: close-with-grace exits 1 when it kills at its delay')
