@@ -125,8 +125,8 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
     // ends the process, and a client in a query or a transaction has none. So every client gets a
     // listener of its own for its whole life: the query in flight fails with the error (the
     // request answers 503), the pool drops the dead client when it is released, and the next
-    // checkout opens a fresh connection. Recovery needs nothing more.
-    // Every open connection, so that closing can cut those a frozen server never sees off.
+    // checkout opens a fresh connection. Recovery needs nothing more. Every open connection is
+    // also kept, so that closing can cut those a frozen server never sees off.
     const open = new Set<pg.PoolClient>()
     pool.on('connect', (client) => {
       client.on('error', (error) => logger.warn({ err: error }, 'database connection lost'))

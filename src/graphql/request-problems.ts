@@ -82,7 +82,7 @@ function namesPersistedQuery(extensions: unknown): boolean {
  *   query by its hash is that query's, whatever `query` says;
  * - a document nesting too deeply for graphql-js's recursive parser (document-nesting.ts).
  */
-export function documentTextProblem(parameters: unknown): GraphQLError | undefined {
+function documentTextProblem(parameters: unknown): GraphQLError | undefined {
   if (!isObject(parameters) || typeof parameters.query !== 'string') return undefined
   if (parameters.query === '' && !namesPersistedQuery(parameters.extensions)) {
     try {
