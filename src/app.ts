@@ -21,6 +21,7 @@ import authPlugin from './plugins/auth.ts'
 import dbPlugin from './plugins/db.ts'
 import problemJson, { answerFrameworkError } from './plugins/problem-json.ts'
 import securityHeaders from './plugins/security-headers.ts'
+import shutdown from './plugins/shutdown.ts'
 import corsPlugin from './plugins/cors.ts'
 import rateLimitPlugin from './plugins/rate-limit.ts'
 import redisPlugin from './plugins/redis.ts'
@@ -101,6 +102,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     app.getDefaultJsonParser('error', 'error'),
   )
 
+  // First, so that its preClose runs before those that wait for work in flight.
+  await app.register(shutdown)
   await app.register(securityHeaders)
   // Before every hook that can answer early (versioning, auth, rate limits), so that a preflight
   // needs no token and every refusal carries the CORS headers.

@@ -31,7 +31,7 @@ export const errorCatalogue = {
   UNAUTHENTICATED: { status: 401, graphql: 'UNAUTHENTICATED' },
   FORBIDDEN: { status: 403, graphql: 'FORBIDDEN' },
   NOT_FOUND: { status: 404, graphql: 'NOT_FOUND' },
-  METHOD_NOT_ALLOWED: { status: 405, graphql: 'BAD_USER_INPUT' },
+  METHOD_NOT_ALLOWED: { status: 405, graphql: 'BAD_REQUEST' },
   VERSION_NOT_ACCEPTABLE: { status: 406, graphql: 'BAD_USER_INPUT' },
   // 409: the record's state forbids it.
   CONFLICT: { status: 409, graphql: 'CONFLICT' },

@@ -2,6 +2,7 @@
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.ts'
 import { type AppConfig, ConfigError, loadConfig, loadEnvFile } from './config.ts'
+import { databaseWorkBoundMs } from './db/database.ts'
 import { startBanner } from './start-banner.ts'
 
 let config: AppConfig
@@ -16,8 +17,17 @@ try {
   throw error
 }
 
+/**
+ * How long a shutdown may take before the process is killed: 10 s, or more when a request's
+ * database work may take longer (a long DB_STATEMENT_TIMEOUT), so that work in flight ends by
+ * itself (its deadline, then closing the connections: databaseWorkBoundMs and CLOSE_WAIT_MS).
+ */
+const SHUTDOWN_GRACE_MS = 10_000
+const CLOSING_MARGIN_MS = 4000
+
 const app = await buildApp({ config })
-closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+const grace = Math.max(SHUTDOWN_GRACE_MS, databaseWorkBoundMs(config.databaseStatementTimeoutMs) + CLOSING_MARGIN_MS)
+closeWithGrace({ delay: grace }, async ({ signal, err }) => {
   if (err) app.log.error({ err }, 'shutting down after an error')
   else app.log.info({ signal }, 'shutting down')
   await app.close()

@@ -4,6 +4,18 @@
  * and the GraphQL error formatter both ask it, so an outage reads the same in both styles.
  */
 
+/**
+ * Raised by the pool's checkouts (database.ts) when a unit of database work — a transaction, or a
+ * read outside one — has not finished within DB_STATEMENT_TIMEOUT and its margin: the server
+ * answered too slowly or not at all, and the connection is closed rather than reused.
+ */
+export class DatabaseDeadlineExceeded extends Error {
+  constructor() {
+    super('The database did not finish this work within DB_STATEMENT_TIMEOUT and its margin.')
+    this.name = 'DatabaseDeadlineExceeded'
+  }
+}
+
 /** Socket errors from connecting to or talking with the server (a lost or unreachable host). */
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'])
 
@@ -24,8 +36,6 @@ const DRIVER_MESSAGES = [
   /^timeout expired$/,
   // pg-pool: no pooled client became free within connectionTimeoutMillis.
   /^timeout exceeded when trying to connect$/,
-  // pg: query_timeout, the server sent no answer at all (frozen, or a silent network cut).
-  /^Query read timeout$/,
   // pg: a query sent to a client whose connection already died.
   /^Client (has encountered a connection error|was closed) and is not queryable$/,
   // pg-pool and Kysely: the pool is shutting down, or a connection whose rollback failed was dropped.
@@ -39,6 +49,7 @@ const DRIVER_MESSAGES = [
 
 function isUnavailableItself(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false
+  if (error instanceof DatabaseDeadlineExceeded) return true
   const code = (error as { code?: unknown }).code
   if (typeof code === 'string') return NETWORK_CODES.has(code) || SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code)
   // Only an error without a code is read by its message: ours (ApiError) and the server's carry one.

@@ -12,6 +12,8 @@ import {
 import { PGliteDialect } from './pglite-dialect.ts'
 import pg from 'pg'
 import { mkdir } from 'node:fs/promises'
+import { DatabaseDeadlineExceeded } from './database-unavailable.ts'
+import { CLOSE_WAIT_MS, endClient } from './end-client.ts'
 import { migrations } from './migrations/index.ts'
 import type { Database } from './schema.ts'
 
@@ -28,8 +30,9 @@ export interface DatabaseOptions {
   onQuery?: (event: LogEvent) => void
   poolSize?: number
   /**
-   * PostgreSQL: longest a statement may run, in ms (`DB_STATEMENT_TIMEOUT`, 5 s by default); 0 for
-   * no limit (migrations, which may rightly run longer).
+   * PostgreSQL: longest a statement may run, in ms (`DB_STATEMENT_TIMEOUT`, 5 s by default), and
+   * with `databaseWorkBoundMs` the longest a whole transaction (or a read outside one) may take;
+   * 0 for no limit (migrations, which may rightly run longer).
    */
   statementTimeoutMs?: number
   /** PostgreSQL: longest to wait for a connection, new or pooled (2 s by default). */
@@ -47,6 +50,11 @@ export interface DatabaseHandle {
   kind: DatabaseKind
   /** The PostgreSQL URL, so that another instance can open its own pool on the same database. */
   url: string | undefined
+  /**
+   * The same connections as `db`, bounded the same way, but not observed: background work (event
+   * delivery) that is no request's. Never destroyed: `close` ends the connections both share.
+   */
+  background: Kysely<Database>
   /** The pool when running on PostgreSQL (LISTEN/NOTIFY needs its own client). */
   pool: pg.Pool | undefined
   pglite: PGlite | undefined
@@ -70,8 +78,21 @@ const parseInt8 = (value: string): number => Number(value)
 
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 5000
 export const DEFAULT_CONNECT_TIMEOUT_MS = 2000
-/** How much longer than statement_timeout the driver waits for a server that answers nothing. */
-const QUERY_TIMEOUT_MARGIN_MS = 1000
+/**
+ * How much longer than statement_timeout one unit of database work may take as a whole: its wait
+ * for a connection and the round trips around its statements. Past it the work is given up on,
+ * which is also the bound for a server that answers nothing at all.
+ */
+const DEADLINE_MARGIN_MS = 1000
+
+/**
+ * The longest one unit of database work — a transaction from asking for a connection to its
+ * COMMIT, or a read outside one — runs before it fails with DatabaseDeadlineExceeded (503), and so
+ * the longest any request waits on the database at once (decisions §12).
+ */
+export function databaseWorkBoundMs(statementTimeoutMs: number): number {
+  return statementTimeoutMs + DEADLINE_MARGIN_MS
+}
 
 const stderrLogger: DatabaseLogger = {
   warn: ({ err }, message) => console.warn(`${message}: ${err instanceof Error ? err.message : String(err)}`),
@@ -82,22 +103,18 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
   const url = options.url
   if (url?.startsWith('postgres:') || url?.startsWith('postgresql:')) {
     const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS
+    const budgetMs = statementTimeoutMs > 0 ? databaseWorkBoundMs(statementTimeoutMs) : Number.POSITIVE_INFINITY
     const logger = options.logger ?? stderrLogger
     const pool = new pg.Pool({
       connectionString: url,
       max: options.poolSize ?? 10,
       // Bounds opening a connection and also waiting for a free pooled one: a request that cannot
-      // get a connection within it fails (503) instead of queueing without end.
-      connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
-      ...(statementTimeoutMs > 0
-        ? {
-            // The server cancels a statement past this (57014), releasing the locks it holds…
-            statement_timeout: statementTimeoutMs,
-            // …and the driver stops waiting a little later still, for a server that answers
-            // nothing at all (frozen, or a network cut with no reset).
-            query_timeout: statementTimeoutMs + QUERY_TIMEOUT_MARGIN_MS,
-          }
-        : {}),
+      // get a connection within it fails (503) instead of queueing without end. It is part of the
+      // unit of work's budget, so never longer than the budget.
+      connectionTimeoutMillis: Math.min(options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, budgetMs),
+      // The server cancels a statement past this (57014), releasing the locks it holds. The
+      // checkouts below bound the whole unit of work on the client side.
+      ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}),
       types: {
         getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
           oid === INT8_OID ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
@@ -108,27 +125,35 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
     // ends the process, and a client in a query or a transaction has none. So every client gets a
     // listener of its own for its whole life: the query in flight fails with the error (the
     // request answers 503), the pool drops the dead client when it is released, and the next
-    // checkout opens a fresh connection. Recovery needs nothing more.
+    // checkout opens a fresh connection. Recovery needs nothing more. Every open connection is
+    // also kept, so that closing can cut those a frozen server never sees off.
+    const open = new Set<pg.PoolClient>()
     pool.on('connect', (client) => {
       client.on('error', (error) => logger.warn({ err: error }, 'database connection lost'))
+      open.add(client)
+      client.once('end', () => open.delete(client))
     })
     // pg-pool re-emits an idle client's error on the pool, which needs a listener too; the
     // client's own listener has already reported it.
     pool.on('error', () => {})
     let connectTimeouts = 0
-    const db = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: droppingSilentConnections(pool, () => void connectTimeouts++) }),
-      log,
-    })
+    const checkouts = boundedCheckouts(pool, budgetMs, () => void connectTimeouts++)
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: checkouts }), log })
     return {
       db,
+      background: new Kysely<Database>({ dialect: new PostgresDialect({ pool: checkouts }) }),
       kind: 'postgres',
       url,
       pool,
       pglite: undefined,
       observeQueries,
       connectTimeouts: () => connectTimeouts,
-      close: () => db.destroy(),
+      close: async () => {
+        // Ends the pool once every checkout is released, each within its budget…
+        await db.destroy()
+        // …and the connections it ended are seen off, or cut when the server does not answer.
+        await Promise.all([...open].map((client) => endClient(client, CLOSE_WAIT_MS)))
+      },
     }
   }
 
@@ -149,6 +174,7 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
   const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }), log })
   return {
     db,
+    background: new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) }),
     kind: 'pglite',
     url: undefined,
     pool: undefined,
@@ -185,32 +211,47 @@ const CONNECT_TIMEOUT_MESSAGES = new Set([
 ])
 
 /**
- * The pool as Kysely sees it, except that a client whose query went unanswered past query_timeout
- * is closed when released rather than pooled again. pg gives up waiting but leaves that query in
- * flight: were the client reused, a late `begin` could open a transaction under the next
- * request's statements, which would then never commit.
+ * The pool as Kysely sees it, with a deadline on every checkout (decisions §12). One checkout is
+ * one unit of database work: a transaction (BEGIN, an idempotency key's lock, a savepoint, the
+ * work, the stored outcome, COMMIT) or a read outside one. From asking for a connection to
+ * releasing it, the unit has `budgetMs` (DB_STATEMENT_TIMEOUT and a margin) however many
+ * statements it runs; the server's statement_timeout still cancels any one statement sooner,
+ * releasing its locks and keeping the connection. The deadline lives here, with the checkout,
+ * so that a transaction can also hand it to the server (`SET LOCAL statement_timeout`, for a
+ * pooler that refuses startup parameters).
  */
-function droppingSilentConnections(pool: pg.Pool, onConnectTimeout: () => void): PostgresPool {
+function boundedCheckouts(pool: pg.Pool, budgetMs: number, onConnectTimeout: () => void): PostgresPool {
   return {
     async connect(): Promise<PostgresPoolClient> {
+      const deadline = performance.now() + budgetMs
       const client = await pool.connect().catch((error: unknown) => {
         if (error instanceof Error && CONNECT_TIMEOUT_MESSAGES.has(error.message)) onConnectTimeout()
         throw error
       })
-      return new CheckedOutConnection(client)
+      return new CheckedOutConnection(client, deadline)
     },
     end: () => pool.end(),
   }
 }
 
+/** What Kysely reads of a result with no rows that changed none. */
+const NOTHING_RUN: PostgresQueryResult<never> = { command: 'SELECT', rowCount: 0, rows: [] }
+
 /** One checkout of a pooled client. A class, not closures: one is made for every transaction and read. */
 class CheckedOutConnection implements PostgresPoolClient {
-  /** Set when a query went unanswered past query_timeout: the client is closed on release. */
-  #silent = false
+  /**
+   * Set once a statement was given up on at the deadline: pg leaves it in flight, so the client is
+   * closed on release rather than pooled again (were it reused, a late answer would be read as
+   * the next request's, or a late BEGIN open a transaction under it that never commits).
+   */
+  #abandoned = false
   readonly #client: pg.PoolClient
+  /** When this unit of work must be over, on performance.now()'s clock; infinite without a statement timeout. */
+  readonly #deadline: number
 
-  constructor(client: pg.PoolClient) {
+  constructor(client: pg.PoolClient, deadline: number) {
     this.#client = client
+    this.#deadline = deadline
   }
 
   query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>
@@ -221,22 +262,42 @@ class CheckedOutConnection implements PostgresPoolClient {
   ): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
     // Kysely passes a cursor only when the dialect is given a `cursor` class; this one is not.
     if (typeof sqlOrCursor !== 'string') throw new Error('Streaming queries are not configured.')
-    return this.#run<R>(sqlOrCursor, parameters)
+    if (!this.#abandoned && performance.now() >= this.#deadline) this.#abandoned = true
+    if (this.#abandoned) {
+      // Closing the connection on release rolls its transaction back: a server that let the
+      // deadline pass is not waited for once more (pg would queue the ROLLBACK behind the
+      // unanswered statement, doubling the wait).
+      if (sqlOrCursor === 'rollback') return Promise.resolve(NOTHING_RUN)
+      return Promise.reject(new DatabaseDeadlineExceeded())
+    }
+    const running = this.#run<R>(sqlOrCursor, parameters)
+    if (this.#deadline === Number.POSITIVE_INFINITY) return running
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#abandoned = true
+        reject(new DatabaseDeadlineExceeded())
+      }, this.#deadline - performance.now())
+      running.then(
+        (result) => {
+          clearTimeout(timer)
+          resolve(result)
+        },
+        (error: unknown) => {
+          clearTimeout(timer)
+          reject(error)
+        },
+      )
+    })
   }
 
   async #run<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
-    try {
-      const result = await this.#client.query(sql, [...parameters])
-      // pg types `command` as any string; it is the SQL command tag, one of those Kysely reads.
-      return { command: result.command as PostgresQueryResult<R>['command'], rowCount: result.rowCount ?? 0, rows: result.rows }
-    } catch (error) {
-      if (error instanceof Error && error.message === 'Query read timeout') this.#silent = true
-      throw error
-    }
+    const result = await this.#client.query(sql, [...parameters])
+    // pg types `command` as any string; it is the SQL command tag, one of those Kysely reads.
+    return { command: result.command as PostgresQueryResult<R>['command'], rowCount: result.rowCount ?? 0, rows: result.rows }
   }
 
   release(destroy?: boolean): void {
-    this.#client.release(destroy === true || this.#silent)
+    this.#client.release(destroy === true || this.#abandoned)
   }
 }
 

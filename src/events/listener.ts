@@ -9,6 +9,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify'
 import pg from 'pg'
+import { CLOSE_WAIT_MS, endClient } from '../db/end-client.ts'
 import { EVENTS_CHANNEL, OUTBOX_CHANNEL } from '../db/repositories/outbox.ts'
 
 /** How the listening connection names itself in pg_stat_activity. */
@@ -112,7 +113,8 @@ export function createOutboxListener(options: OutboxListenerOptions) {
     isUp: () => up,
     async stop() {
       clearTimeout(reconnectTimer)
-      await listener?.client.end()
+      // A frozen server never sees the connection off: the shutdown does not wait for it.
+      if (listener) await endClient(listener.client, CLOSE_WAIT_MS)
     },
   }
 }

@@ -55,19 +55,24 @@ function apiErrorOf(original: Error | undefined): ApiError | undefined {
 }
 
 /**
- * graphql-js's own errors (they carry no original error, or graphql-js's own), by the phase that raised them, never by
- * their text. Before execution: the parser's syntax error is located by a position in the source,
- * as there is no syntax tree yet; the variables' coercion (and the rules about variables) locate
- * theirs at a variable's definition or use; the rest is validation (the document against the
- * schema, or an operation that cannot be chosen). During execution such an error is graphql's
- * completing a value the resolver returned (a null for a non-null field, a scalar that does not
- * serialize): the server's fault, as argument values were coerced before execution began.
+ * graphql-js's own errors (they carry no original error, or graphql-js's own), by the phase that
+ * raised them, told by where they are located, never by their text (Mercurius wraps validation's
+ * errors and the variables' coercion alike). Before execution: the parser's syntax error is
+ * located by a position in the source, as there is no syntax tree yet; a variable's value that
+ * does not coerce is located at that variable's definition alone: the client's input. The rest is
+ * the document's (validation, or an operation that cannot be chosen), the rules about variables
+ * included, which locate theirs at a variable's use as well (one used where its type does not
+ * fit: its definition and its use; one never defined: its use and the operation). One rule
+ * locates at a definition alone as coercion does, and so reads as input: a variable never used.
+ * During execution such an error is graphql's completing a value the resolver returned (a null
+ * for a non-null field, a scalar that does not serialize): the server's fault, as argument values
+ * were coerced before execution began.
  */
 function graphqlPhaseCode(error: GraphQLError, executed: boolean): ErrorCode {
   if (executed) return 'INTERNAL_SERVER_ERROR'
   if (error.nodes === undefined && error.positions !== undefined) return 'GRAPHQL_PARSE_FAILED'
-  const located: ASTNode | undefined = error.nodes?.[0]
-  if (located?.kind === Kind.VARIABLE_DEFINITION || located?.kind === Kind.VARIABLE) return 'BAD_USER_INPUT'
+  const located: readonly ASTNode[] = error.nodes ?? []
+  if (located.length === 1 && located[0]!.kind === Kind.VARIABLE_DEFINITION) return 'BAD_USER_INPUT'
   return 'GRAPHQL_VALIDATION_FAILED'
 }
 

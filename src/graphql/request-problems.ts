@@ -6,9 +6,13 @@
  * below error level. Mercurius reads the body before our resolvers exist, so some of these reach
  * it as Fastify or Mercurius errors (mapped by `requestProblem`); the shape of the body is checked
  * here before Mercurius' own schema sees it, so that each problem gets a message that names it.
+ * The document text itself, of a POST or a GET, is looked at here too, before Mercurius parses it:
+ * an empty one or one nested too deeply is GRAPHQL_PARSE_FAILED (documentTextProblem).
  */
 import type { FastifyInstance } from 'fastify'
+import { GraphQLError, parse } from 'graphql'
 import { ApiError } from '../errors.ts'
+import { nestingProblem } from './document-nesting.ts'
 
 export const badGraphqlRequest = (detail: string) => new ApiError('BAD_REQUEST', detail)
 
@@ -57,13 +61,52 @@ export function requestProblem(error: unknown): ApiError | undefined {
   return undefined
 }
 
+/** Whether `extensions` (an object in a POST body, JSON text in a GET's query string) names a persisted query by its hash. */
+function namesPersistedQuery(extensions: unknown): boolean {
+  let parsed = extensions
+  if (typeof extensions === 'string') {
+    try {
+      parsed = JSON.parse(extensions)
+    } catch {
+      return false
+    }
+  }
+  return isObject(parsed) && parsed.persistedQuery !== undefined
+}
+
+/**
+ * graphql's syntax error for a document text graphql-js is not to be given, or undefined:
+ * - an empty `query` is a document without a definition, so one that does not parse
+ *   (GRAPHQL_PARSE_FAILED, as graphql-http's reference handler answers it). Mercurius would take
+ *   it for no query at all and answer "unknown persisted query". A request that names a persisted
+ *   query by its hash is that query's, whatever `query` says;
+ * - a document nesting too deeply for graphql-js's recursive parser (document-nesting.ts).
+ */
+function documentTextProblem(parameters: unknown): GraphQLError | undefined {
+  if (!isObject(parameters) || typeof parameters.query !== 'string') return undefined
+  if (parameters.query === '' && !namesPersistedQuery(parameters.extensions)) {
+    try {
+      parse('')
+    } catch (error) {
+      if (error instanceof GraphQLError) return error
+      throw error
+    }
+  }
+  return nestingProblem(parameters.query)
+}
+
 export function refuseMalformedRequests(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
-    if (request.routeOptions.url !== '/graphql' || request.method !== 'POST') return
-    const problem = requestShapeProblem(request.body)
-    if (problem) throw badGraphqlRequest(problem)
-    // GraphQL-over-HTTP: `"extensions": null` means no extensions (Mercurius' schema wants an object).
-    const body = request.body
-    if (isObject(body) && body.extensions === null) delete body.extensions
+    if (request.routeOptions.url !== '/graphql') return
+    if (request.method === 'POST') {
+      const problem = requestShapeProblem(request.body)
+      if (problem) throw badGraphqlRequest(problem)
+      // GraphQL-over-HTTP: `"extensions": null` means no extensions (Mercurius' schema wants an object).
+      const body = request.body
+      if (isObject(body) && body.extensions === null) delete body.extensions
+    }
+    // A POST's body, a GET's (or HEAD's) query string.
+    const unparsable = documentTextProblem(request.method === 'POST' ? request.body : request.query)
+    if (unparsable) throw unparsable
   })
 }

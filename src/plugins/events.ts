@@ -19,11 +19,8 @@
  * PGlite delivers NOTIFY in-process: nothing to reconnect, and the timer runs the same way.
  */
 import fp from 'fastify-plugin'
-import { Kysely, PostgresDialect } from 'kysely'
-import { PGliteDialect } from '../db/pglite-dialect.ts'
 import { deleteExpiredOutcomes } from '../db/repositories/idempotency-keys.ts'
 import { deletePublishedEvents, EVENTS_CHANNEL, OUTBOX_CHANNEL } from '../db/repositories/outbox.ts'
-import type { Database } from '../db/schema.ts'
 import { createEventDelivery, type EventDelivery } from '../events/delivery.ts'
 import { createOutboxListener } from '../events/listener.ts'
 import { redisWakeUpPublisher, subscribeToRedisWakeUps } from '../events/redis-wakeups.ts'
@@ -41,13 +38,10 @@ declare module 'fastify' {
 
 export default fp<{ relay: boolean }>(
   async function events(app, options) {
-    const { url, pool, pglite } = app.database
+    const { url, pglite } = app.database
     // Delivery reads through the same database, but not through app.db's statement log: that log
     // is what a request ran (tests count it), and this background polling is no request's work.
-    // Never destroyed: destroying it would close the shared pool or PGlite.
-    const reader = pool
-      ? new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
-      : new Kysely<Database>({ dialect: new PGliteDialect({ pglite: pglite! }) })
+    const reader = app.database.background
 
     let closing = false
     const isClosing = () => closing

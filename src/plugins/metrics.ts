@@ -12,6 +12,7 @@ import { timingSafeEqual } from 'node:crypto'
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { DatabaseDeadlineExceeded } from '../db/database-unavailable.ts'
 import { outboxBacklog } from '../db/repositories/outbox.ts'
 import { unauthenticated } from '../errors.ts'
 import { isBoundedPubSub } from '../graphql/pubsub.ts'
@@ -193,13 +194,13 @@ export default fp<MetricsOptions>(
     })
     const statementTimeouts = new Counter({
       name: 'db_statement_timeouts_total',
-      help: 'SQL statements cancelled by DB_STATEMENT_TIMEOUT (or unanswered past it); PGlite has no statement timeout.',
+      help: 'SQL statements cancelled by DB_STATEMENT_TIMEOUT, or given up on at the deadline of their transaction; PGlite has no statement timeout.',
       registers,
     })
     const stopObserving = database.observeQueries((event) => {
       if (event.level !== 'error') return
-      const error = event.error as { code?: unknown; message?: unknown } | undefined
-      if (error?.code === '57014' || error?.message === 'Query read timeout') statementTimeouts.inc()
+      const error = event.error as { code?: unknown } | undefined
+      if (error?.code === '57014' || event.error instanceof DatabaseDeadlineExceeded) statementTimeouts.inc()
     })
     app.addHook('onClose', async () => stopObserving())
 

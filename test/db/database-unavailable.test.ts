@@ -2,7 +2,7 @@ import t from 'tap'
 import { createServer } from 'node:net'
 import { once } from 'node:events'
 import pg from 'pg'
-import { isDatabaseUnavailable } from '../../src/db/database-unavailable.ts'
+import { DatabaseDeadlineExceeded, isDatabaseUnavailable } from '../../src/db/database-unavailable.ts'
 import { createDatabase } from '../../src/db/database.ts'
 import { ApiError } from '../../src/errors.ts'
 import { postgresUrl } from '../setup/templates.ts'
@@ -22,7 +22,7 @@ t.test('outages are classified as database unavailable', async (t) => {
     ],
     ['connect timeout (client)', new Error('timeout expired')],
     ['no pooled client within connectionTimeoutMillis', new Error('timeout exceeded when trying to connect')],
-    ['query_timeout: the server never answered', new Error('Query read timeout')],
+    ['a transaction or read past its deadline (DB_STATEMENT_TIMEOUT and a margin)', new DatabaseDeadlineExceeded()],
     ['query on a client whose connection died', new Error('Client has encountered a connection error and is not queryable')],
     ['pool shutting down', new Error('Cannot use a pool after calling end on the pool')],
     ['Kysely dropped a connection after a failed rollback', new Error('Postgres connection has been discarded')],

@@ -4,29 +4,18 @@
  * and either way the request is 503 DATABASE_UNAVAILABLE with Retry-After, in REST and GraphQL.
  */
 import t from 'tap'
-import { once } from 'node:events'
-import { createServer, connect, type Server, type Socket } from 'node:net'
-import pg from 'pg'
 import { createDatabase } from '../../src/db/database.ts'
 import { bearer, build, createTestDatabase } from '../helper.ts'
 import { postgresUrl } from '../setup/templates.ts'
+import { freezableRelay } from './freezable-relay.ts'
 import { cloneDatabase, startServer } from './server-process.ts'
+import { lockTable } from './table-lock.ts'
 
 const SKIP = postgresUrl()
   ? false
   : 'needs a PostgreSQL server (DATABASE_URL): PGlite is one in-process session, so nothing can hold a lock it waits for, and it has no statement timeout'
 
 const ORDERS_QUERY = '{ orders(first: 5) { id status } }'
-
-/** A second session holding `orders` in ACCESS EXCLUSIVE mode until `release()`. */
-async function lockOrders(t: { teardown(fn: () => unknown): void }, url: string): Promise<{ release(): Promise<void> }> {
-  const locker = new pg.Client({ connectionString: url })
-  await locker.connect()
-  t.teardown(() => locker.end())
-  await locker.query('begin')
-  await locker.query('lock table orders in access exclusive mode')
-  return { release: async () => void (await locker.query('rollback')) }
-}
 
 t.test(
   'a server process with DB_STATEMENT_TIMEOUT=1s: REST and GraphQL answer 503 DATABASE_UNAVAILABLE while orders are locked, 200 once released',
@@ -43,7 +32,7 @@ t.test(
         body: JSON.stringify({ query: ORDERS_QUERY }),
       })
 
-    const lock = await lockOrders(t, clone.url)
+    const lock = await lockTable(t, clone.url, 'orders')
     const started = performance.now()
     const blocked = await rest()
     const elapsed = performance.now() - started
@@ -90,7 +79,7 @@ t.test(
   async (t) => {
     const database = await createTestDatabase(t, { statementTimeoutMs: 1000 })
     const app = await build(t, { database })
-    const lock = await lockOrders(t, database.url!)
+    const lock = await lockTable(t, database.url!, 'orders')
 
     const rest = await app.inject({ method: 'GET', url: '/api/v1/orders', headers: bearer(2, 'orders:read') })
     t.equal(rest.statusCode, 503)
@@ -131,50 +120,6 @@ t.test(
   },
 )
 
-/**
- * A TCP relay to PostgreSQL that can stop passing the server's answers on, as a frozen server or
- * a silent network would: what the client sends still arrives, nothing comes back until thawed.
- */
-async function freezableRelay(t: { teardown(fn: () => unknown): void }, target: URL) {
-  let frozen = false
-  const held: Array<() => void> = []
-  const sockets = new Set<Socket>()
-  const server: Server = createServer((client) => {
-    const upstream = connect({ host: target.hostname, port: Number(target.port || 5432) })
-    for (const socket of [client, upstream]) {
-      sockets.add(socket)
-      socket.on('close', () => sockets.delete(socket))
-      socket.on('error', () => {
-        client.destroy()
-        upstream.destroy()
-      })
-    }
-    client.pipe(upstream)
-    const deliver = (action: () => void) => (frozen ? held.push(action) : action())
-    upstream.on('data', (chunk: Buffer) => deliver(() => client.write(chunk)))
-    upstream.on('end', () => deliver(() => client.end()))
-  })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  t.teardown(() => {
-    for (const socket of sockets) socket.destroy()
-    server.close()
-  })
-  const url = new URL(target)
-  url.hostname = '127.0.0.1'
-  url.port = String((server.address() as { port: number }).port)
-  return {
-    url: url.toString(),
-    freeze: () => {
-      frozen = true
-    },
-    thaw: () => {
-      frozen = false
-      for (const action of held.splice(0)) action()
-    },
-  }
-}
-
 t.test(
   'a server that answers nothing: the request is 503 a little after the statement timeout, the silent connection is dropped, and the service recovers on thaw',
   { skip: SKIP },
@@ -200,8 +145,9 @@ t.test(
     t.equal(frozen.statusCode, 503)
     t.equal(frozen.headers['retry-after'], '5')
     t.match(frozen.json(), { code: 'DATABASE_UNAVAILABLE' })
-    t.equal(dropped, 1, 'the connection whose query went unanswered was released to be closed, not pooled again')
-    t.comment(`answered 503 after ${elapsed.toFixed(0)} ms (statement timeout 500 ms, driver read timeout 1500 ms)`)
+    // At least: event delivery reads through the same pool, and a read caught by the freeze is dropped too.
+    t.ok(dropped >= 1, 'the connection whose query went unanswered was released to be closed, not pooled again')
+    t.comment(`answered 503 after ${elapsed.toFixed(0)} ms (statement timeout 500 ms, a unit of database work bounded at 1500 ms)`)
 
     relay.thaw()
     t.equal((await list()).statusCode, 200, 'recovers once the server answers again')

@@ -30,6 +30,15 @@ t.test('a document that fails validation is GRAPHQL_VALIDATION_FAILED', async (t
   t.same(classify(unnamed, false).extensions, { code: 'GRAPHQL_VALIDATION_FAILED' })
 })
 
+t.test('the rules about variables are validation: one used where its type does not fit, one never defined', async (t) => {
+  const [wrongType] = validate(schema, parse('query ($id: Int) { order(id: $id) { id } }'))
+  t.match(wrongType, { message: /used in position expecting type/ }, 'the rule that raised it')
+  t.same(classify(wrongType!, false).extensions, { code: 'GRAPHQL_VALIDATION_FAILED' })
+  const [undefinedVariable] = validate(schema, parse('{ order(id: $id) { id } }'))
+  t.match(undefinedVariable, { message: /is not defined/ }, 'the rule that raised it')
+  t.same(classify(undefinedVariable!, false).extensions, { code: 'GRAPHQL_VALIDATION_FAILED' })
+})
+
 t.test('variables that do not coerce are BAD_USER_INPUT', async (t) => {
   const document = parse('query ($id: ID!) { order(id: $id) { id } }')
   const definition = document.definitions[0]

@@ -101,10 +101,41 @@ t.test('queries may use GET; a mutation over GET is 405 with Allow: POST', async
     })
     t.equal(mutation.statusCode, 405, accept)
     t.equal(mutation.headers.allow, 'POST')
+    t.same(
+      mutation.json().errors.map((e: { extensions: { code: string } }) => e.extensions.code),
+      ['BAD_REQUEST'],
+      'a request problem, not a problem of its input',
+    )
   }
   const still = await app.inject({ method: 'GET', url: '/api/v1/orders/3', headers: grace })
   t.equal(still.statusCode, 200, 'nothing was deleted')
 })
+
+t.test(
+  'variables: one used where its type does not fit, or never defined, fails validation; a value that does not coerce is the input',
+  async (t) => {
+    const app = await build(t)
+    const modern = { ...grace, accept: 'application/graphql-response+json' }
+    const cases: Array<[string, string, Record<string, unknown> | undefined, string]> = [
+      ['a variable of the wrong type', 'query ($n: String) { orders(first: $n) { id } }', { n: '5' }, 'GRAPHQL_VALIDATION_FAILED'],
+      ['an undefined variable', '{ orders(first: $n) { id } }', undefined, 'GRAPHQL_VALIDATION_FAILED'],
+      ['a value that does not coerce', 'query ($n: Int) { orders(first: $n) { id } }', { n: 'five' }, 'BAD_USER_INPUT'],
+      ['a required value not sent', 'query ($n: Int!) { orders(first: $n) { id } }', undefined, 'BAD_USER_INPUT'],
+    ]
+    for (const [name, query, variables, code] of cases) {
+      // Twice: Mercurius checks the variables itself on a document's first run, not on the next.
+      for (const run of ['first', 'second']) {
+        const response = await gql(app, query, modern, variables)
+        t.equal(response.statusCode, 422, `${name} (${run} run)`)
+        t.same(
+          response.json().errors.map((e: { extensions: { code: string } }) => e.extensions.code),
+          [code],
+          `${name} (${run} run)`,
+        )
+      }
+    }
+  },
+)
 
 t.test('HEAD, which Fastify answers with the GET handler, runs no mutation either', async (t) => {
   let statements = 0

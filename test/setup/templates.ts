@@ -72,7 +72,9 @@ export async function buildPostgresTemplate(url: string): Promise<void> {
   } finally {
     await admin.end()
   }
-  const handle = await createDatabase({ url: withDatabase(url, template), poolSize: 1 })
+  // Migrating and seeding are one long transaction each: no request's time budget applies (as
+  // for the app's own migration, src/plugins/db.ts).
+  const handle = await createDatabase({ url: withDatabase(url, template), poolSize: 1, statementTimeoutMs: 0 })
   try {
     await migrateToLatest(handle.db)
     await seedDemoData(handle.db)

@@ -1,0 +1,173 @@
+/**
+ * A request's database work is bounded as a whole, not per statement (decisions §12, issue 21):
+ * a transaction — BEGIN, an idempotency key's lock, the savepoint, the work, the stored outcome,
+ * COMMIT — ends within DB_STATEMENT_TIMEOUT and its margin (databaseWorkBoundMs), answering 503
+ * DATABASE_UNAVAILABLE with Retry-After, however many statements waited; and a shutdown while
+ * the database is frozen ends by itself within its grace period.
+ *
+ * The bounds asserted are generous (1.5 s of slack for a loaded machine): they tell the bound
+ * from what the per-statement timeouts gave (twice the bound for a frozen server, the statement
+ * and then the ROLLBACK queued behind it; one statement timeout per lock waited on).
+ */
+import t from 'tap'
+import { once } from 'node:events'
+import pg from 'pg'
+import { createDatabase, databaseWorkBoundMs } from '../../src/db/database.ts'
+import { bearer, build, createTestDatabase, tokenFor } from '../helper.ts'
+import { postgresUrl } from '../setup/templates.ts'
+import { freezableRelay } from './freezable-relay.ts'
+import { cloneDatabase, startServer } from './server-process.ts'
+import { lockTable } from './table-lock.ts'
+
+const SKIP = postgresUrl()
+  ? false
+  : 'needs a PostgreSQL server (DATABASE_URL): PGlite is one in-process session, with no lock another session holds and no server to freeze'
+
+const SLACK_MS = 1500
+
+const createOrder = (key?: string) => ({
+  method: 'POST' as const,
+  url: '/api/v1/orders',
+  headers: { ...bearer(2, 'orders:write'), 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) },
+  payload: { items: [{ sku: 'KB-101', qty: 1 }] },
+})
+
+async function orderCount(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return (await client.query<{ n: number }>('select count(*)::int as n from orders')).rows[0]!.n
+  } finally {
+    await client.end()
+  }
+}
+
+t.test(
+  'a server that stops answering inside a write transaction: 503 within the bound (not twice it), the connection is closed, and a retry with the key creates the order once',
+  { skip: SKIP },
+  async (t) => {
+    const statementTimeoutMs = 1500
+    const bound = databaseWorkBoundMs(statementTimeoutMs)
+    const direct = await createTestDatabase(t)
+    const relay = await freezableRelay(t, new URL(direct.url!))
+    const handle = await createDatabase({ url: relay.url, poolSize: 3, statementTimeoutMs, logger: { warn: () => {} } })
+    t.teardown(() => handle.close())
+    const app = await build(t, { database: handle, env: { EVENTS_RELAY: 'false' } })
+    t.equal((await app.inject(createOrder())).statusCode, 201, 'through the relay, before the freeze')
+    const before = await orderCount(direct.url!)
+
+    // The server stops answering right after the write's BEGIN: every later statement of the
+    // transaction reaches it and gets no answer.
+    let freezeAfterBegin = false
+    handle.observeQueries((event) => {
+      if (freezeAfterBegin && event.query.sql === 'begin') {
+        freezeAfterBegin = false
+        relay.freeze()
+      }
+    })
+    let dropped = 0
+    handle.pool!.on('release', (destroyed) => {
+      if (destroyed) dropped += 1
+    })
+
+    for (const key of [undefined, 'frozen-inside-the-transaction']) {
+      freezeAfterBegin = true
+      const started = performance.now()
+      const response = await app.inject(createOrder(key))
+      const elapsed = performance.now() - started
+      relay.thaw()
+      const which = key ? 'the keyed write' : 'the write'
+      t.equal(response.statusCode, 503, which)
+      t.equal(response.headers['retry-after'], '5')
+      t.match(response.json(), { code: 'DATABASE_UNAVAILABLE' })
+      t.ok(elapsed < bound + SLACK_MS, `${which} answered after ${elapsed.toFixed(0)} ms; the bound is ${bound} ms`)
+      t.ok(dropped >= 1, 'the connection whose statement went unanswered was closed, not pooled again')
+      dropped = 0
+    }
+
+    // The server ends the abandoned session (and its lock on the key) once it reads the closed
+    // connection; until then a retry is told the key is in use, with Retry-After, as a client is.
+    let retried = await app.inject(createOrder('frozen-inside-the-transaction'))
+    for (let attempt = 0; retried.statusCode === 409 && attempt < 50; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      retried = await app.inject(createOrder('frozen-inside-the-transaction'))
+    }
+    t.equal(retried.statusCode, 201, 'after the thaw the retry runs: the 503 was not stored, its key was not left locked')
+    t.equal(retried.headers['idempotent-replayed'], undefined)
+    const replayed = await app.inject(createOrder('frozen-inside-the-transaction'))
+    t.equal(replayed.headers['idempotent-replayed'], 'true')
+    t.equal(replayed.json().id, retried.json().id)
+    t.equal(await orderCount(direct.url!), before + 1, 'the frozen writes stored nothing; the retry stored one order')
+  },
+)
+
+t.test(
+  'a write that waits on one lock after another: 503 within DB_STATEMENT_TIMEOUT and its margin as a whole, not one statement timeout per lock',
+  { skip: SKIP },
+  async (t) => {
+    const statementTimeoutMs = 3000
+    const bound = databaseWorkBoundMs(statementTimeoutMs)
+    const database = await createTestDatabase(t, { statementTimeoutMs })
+    const app = await build(t, { database, env: { EVENTS_RELAY: 'false' } })
+    const before = await orderCount(database.url!)
+
+    // A create checks the buyer and prices (users), inserts the order (orders), then records its
+    // event (outbox). Each lock is let go before the statement waiting on it is cancelled, the
+    // last one never: per statement, the write would take 0.7 + 0.7 + 1 statement timeouts.
+    const users = await lockTable(t, database.url!, 'users')
+    const orders = await lockTable(t, database.url!, 'orders')
+    const outbox = await lockTable(t, database.url!, 'outbox')
+    const started = performance.now()
+    const pending = app.inject(createOrder())
+    const letGo = (lock: { release(): Promise<void> }, afterMs: number) =>
+      new Promise<void>((resolve) => setTimeout(() => resolve(lock.release()), afterMs))
+    const releases = Promise.all([letGo(users, 0.7 * statementTimeoutMs), letGo(orders, 1.4 * statementTimeoutMs)])
+    const response = await pending
+    const elapsed = performance.now() - started
+    await releases
+    t.equal(response.statusCode, 503)
+    t.equal(response.headers['retry-after'], '5')
+    t.match(response.json(), { code: 'DATABASE_UNAVAILABLE' })
+    t.ok(elapsed < bound + SLACK_MS, `answered after ${elapsed.toFixed(0)} ms; the bound is ${bound} ms`)
+
+    await outbox.release()
+    t.equal(await orderCount(database.url!), before, 'nothing of the refused write was stored')
+    t.equal((await app.inject(createOrder())).statusCode, 201, 'once the locks are gone, writes succeed again')
+  },
+)
+
+t.test(
+  'SIGTERM while a write is stuck on a frozen server: the write is answered 503 and the process exits by itself (0), within its grace period',
+  { skip: SKIP },
+  async (t) => {
+    const clone = await cloneDatabase(t, postgresUrl()!)
+    const relay = await freezableRelay(t, new URL(clone.url))
+    // Everything the process opens — its pool and its LISTEN connection — goes through the relay.
+    const server = await startServer(t, relay.url)
+    const write = () =>
+      fetch(`${server.baseUrl}/api/v1/orders`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tokenFor(2, 'orders:write')}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ items: [{ sku: 'KB-101', qty: 1 }] }),
+      })
+    t.equal((await write()).status, 201, 'before the freeze')
+
+    // Inside the write's transaction, as in the first test: the per-statement timeouts made such a
+    // write outlast the grace period (its statement, then its ROLLBACK).
+    const frozen = relay.freezeWhenSent('insert into orders')
+    const stuck = write()
+    await frozen
+    const signalled = performance.now()
+    const exited = once(server.child, 'exit')
+    server.child.kill('SIGTERM')
+    const response = await stuck
+    t.equal(response.status, 503, 'the write in flight is answered, not cut off')
+    t.match(await response.json(), { code: 'DATABASE_UNAVAILABLE' })
+    t.equal(response.headers.get('connection'), 'close', 'and closes its connection: the shutdown does not wait for it to idle out')
+    await exited
+    const elapsed = performance.now() - signalled
+    t.same(server.exit, { code: 0, signal: null }, 'the shutdown completed: close-with-grace exits 1 when it kills at its delay')
+    t.notMatch(server.stderr, /killed by timeout/)
+    t.ok(elapsed < 10_000, `exited ${elapsed.toFixed(0)} ms after SIGTERM; the grace period is 10 s`)
+  },
+)
