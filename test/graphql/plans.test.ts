@@ -36,18 +36,17 @@ async function setup(t: Test, env: Record<string, string> = {}) {
   return { app, run }
 }
 
-/** The users of the batching tests: 60 more, each with two orders of one item. */
+/** 60 more users (a third without a company), each with two orders of one item. */
 async function addLoad(app: FastifyInstance) {
   await sql`
-    insert into users (name, company_id)
-    select 'Load user ' || n, case when n % 3 = 0 then null else 1 + n % 2 end from generate_series(1, 60) as n`.execute(app.db)
-  await sql`
-    insert into orders (user_id, status, total, created_at, updated_at)
-    select u.id, 'pending', 8900, now() - (u.id || ' minutes')::interval - (k || ' seconds')::interval, now()
-    from users u cross join generate_series(1, 2) as k where u.name like 'Load user %'`.execute(app.db)
-  await sql`
-    insert into order_items (order_id, position, sku, qty, unit_price)
-    select o.id, 0, 'KB-101', 1, 8900 from orders o where not exists (select 1 from order_items i where i.order_id = o.id)`.execute(app.db)
+    with new_users as (
+      insert into users (name, company_id) select 'Plan user ' || n, nullif(n % 3, 0) from generate_series(1, 60) as n returning id
+    ), new_orders as (
+      insert into orders (user_id, status, total, created_at, updated_at)
+      select id, 'paid', 1200, now() - (id || ' minutes')::interval - (k || ' seconds')::interval, now()
+      from new_users, generate_series(1, 2) as k returning id
+    )
+    insert into order_items (order_id, position, sku, qty, unit_price) select id, 0, 'CB-404', 1, 1200 from new_orders`.execute(app.db)
 }
 
 t.test('the bench shapes: orders → user → company with items in one statement, user → company, orders → items in two', async (t) => {
