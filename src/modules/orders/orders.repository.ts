@@ -138,9 +138,9 @@ export type OrderWithRelatedRow = Pick<OrderRow, 'id' | 'status' | 'total' | 'us
 
 /**
  * The select list and joins of an OrderWithRelatedRow over `orders`. The items are aggregated per
- * order as JSON (one index range scan each, ordered inside the aggregate); the owner (and its
- * company) are joined as plain columns: building them as JSON too cost PostgreSQL about 0.3 ms more
- * per page of 50 orders and saved the server 0.05 ms (issue 25, measured).
+ * order as JSON (one statement fewer than reading them flat; ordered inside the aggregate); the
+ * owner and its company are joined as plain columns: building them as JSON too cost PostgreSQL
+ * 0.25-0.4 ms more per page of 50 orders and saved the server at most 0.05 ms (bench/analysis.md).
  */
 function orderWithRelated(relations: OrderRelations): { columns: RawBuilder<unknown>; joins: RawBuilder<unknown> } {
   const items = sql`(
