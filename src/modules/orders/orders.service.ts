@@ -68,9 +68,8 @@ export interface OrderListQuery {
  */
 export type OrderWithRelated = Order & { related?: { user?: UserWithRelated | null } }
 
-/** What a plan asks a list of orders for (GraphQL): the related records, and the cursor of every record when selected. */
-export interface OrderPlanNeeds {
-  everyCursor: boolean
+/** What a plan asks a list of orders for (GraphQL): no total, the related records to read with each. */
+export interface OrderPlanNeeds extends Pick<OrderListNeeds, 'everyCursor'> {
   relations: repository.OrderRelations
 }
 
