@@ -31,6 +31,7 @@ t.test('a parent that carries its answer is not loaded; the others are, in one b
         },
       },
     },
+    { eventOutageWaitMs: 0 },
   )
   const resolve = (resolvers.Order as IResolverObject).user as Resolve
   const context = {} as MercuriusContext
