@@ -10,20 +10,39 @@
  * shares the first answer. A subscription's context lives as long as the subscription, so there
  * nothing is shared between events: each event loads afresh, and waits out a database outage
  * (event-outage.ts).
+ *
+ * Beyond Mercurius' loaders: each load carries its field's resolve info (a loader can look ahead at
+ * the selection below it), and a loader defined as `{ loader, preloaded }` is not called for a
+ * parent that already carries the answer (a plan read it with the parent): no batch, no promise.
  */
 import { GraphQLScalarType, type GraphQLResolveInfo } from 'graphql'
-import type { IResolverObject, IResolvers, MercuriusContext, MercuriusLoaders } from 'mercurius'
+import type { IResolverObject, IResolvers, MercuriusContext } from 'mercurius'
 import { eventLoadError, retryingOutage } from './event-outage.ts'
 
-interface Query {
+/** One parent's load: Mercurius' `{ obj, params }`, and the field's resolve info. */
+export interface LoaderQuery {
   obj: unknown
   params: unknown
+  info: GraphQLResolveInfo
 }
 
-type BatchLoader = (queries: Query[], context: MercuriusContext) => unknown
+/**
+ * A loader as Mercurius defines one (a function, or `{ loader, opts }`), or with `preloaded`.
+ * Declared with methods so that a loader typed for its own parents and arguments (loaders.ts) fits
+ * (method parameters are compared bivariantly, as Mercurius' own `any` allows).
+ */
+export interface LoaderDefinition {
+  loader(queries: LoaderQuery[], context: MercuriusContext): unknown
+  /** The answer a parent already carries, or undefined. */
+  preloaded?(obj: unknown, params: unknown): unknown
+}
+
+export type LoaderMap = Record<string, Record<string, LoaderDefinition | LoaderDefinition['loader']>>
+
+type BatchLoader = LoaderDefinition['loader']
 
 interface PendingLoad {
-  query: Query
+  query: LoaderQuery
   /** On a subscription: the event being resolved (the operation's root value). */
   event: unknown
   resolve(value: unknown): void
@@ -53,13 +72,13 @@ class Batcher {
     this.#answers = eventOutageWaitMs === undefined ? new WeakMap() : undefined
   }
 
-  load(obj: unknown, params: unknown, event: unknown): Promise<unknown> {
+  load(obj: unknown, params: unknown, info: GraphQLResolveInfo): Promise<unknown> {
     const parent = typeof obj === 'object' && obj !== null ? obj : undefined
     const argumentsKey = this.#answers && parent ? JSON.stringify(params) : undefined
     const known = parent && argumentsKey !== undefined ? this.#answers?.get(parent)?.get(argumentsKey) : undefined
     if (known) return known
     const answer = new Promise<unknown>((resolve, reject) => {
-      this.#pending.push({ query: { obj, params }, event, resolve, reject })
+      this.#pending.push({ query: { obj, params, info }, event: info.rootValue, resolve, reject })
       // Every load of this tick joins the batch (graphql resolves a list's items synchronously).
       if (this.#pending.length === 1) process.nextTick(() => this.#dispatch())
     })
@@ -111,7 +130,7 @@ class Batcher {
 }
 
 /** The resolvers with each loader added as its field's resolver; a field both define is refused. */
-export function withBatchedLoaders(resolvers: IResolvers, loaders: MercuriusLoaders, options: BatchedLoaderOptions): IResolvers {
+export function withBatchedLoaders(resolvers: IResolvers, loaders: LoaderMap, options: BatchedLoaderOptions): IResolvers {
   const merged: IResolvers = { ...resolvers }
   for (const [type, fields] of Object.entries(batchedLoaders(loaders, options))) {
     const existing = merged[type]
@@ -129,19 +148,20 @@ export function withBatchedLoaders(resolvers: IResolvers, loaders: MercuriusLoad
 }
 
 /** The loaders as field resolvers. */
-function batchedLoaders(loaders: MercuriusLoaders, options: BatchedLoaderOptions): Record<string, IResolverObject> {
+function batchedLoaders(loaders: LoaderMap, options: BatchedLoaderOptions): Record<string, IResolverObject> {
   // One Batcher per loader per execution context (an HTTP request, or a subscription).
   const batchers = new WeakMap<object, Map<string, Batcher>>()
   const resolvers: Record<string, IResolverObject> = {}
   for (const [type, fields] of Object.entries(loaders)) {
-    const fieldResolvers: Record<
-      string,
-      (obj: unknown, params: unknown, context: MercuriusContext, info: GraphQLResolveInfo) => Promise<unknown>
-    > = {}
+    const fieldResolvers: Record<string, (obj: unknown, params: unknown, context: MercuriusContext, info: GraphQLResolveInfo) => unknown> =
+      {}
     for (const [field, definition] of Object.entries(fields)) {
       const name = `${type}.${field}`
       const load: BatchLoader = typeof definition === 'function' ? definition : definition.loader
+      const preloaded = typeof definition === 'function' ? undefined : definition.preloaded
       fieldResolvers[field] = (obj, params, context, info) => {
+        const carried = preloaded?.(obj, params)
+        if (carried !== undefined) return carried
         let ofContext = batchers.get(context)
         if (!ofContext) batchers.set(context, (ofContext = new Map()))
         let batcher = ofContext.get(name)
@@ -150,7 +170,7 @@ function batchedLoaders(loaders: MercuriusLoaders, options: BatchedLoaderOptions
           batcher = new Batcher(name, load, context, forEvents ? options.eventOutageWaitMs : undefined)
           ofContext.set(name, batcher)
         }
-        return batcher.load(obj, params, info.rootValue)
+        return batcher.load(obj, params, info)
       }
     }
     resolvers[type] = fieldResolvers

@@ -1,18 +1,35 @@
 /**
  * The type of the loaders (Mercurius' loader shape, batched by batched-loaders.ts), derived from
  * the generated resolver types: a loader of `Type.field` receives each parent (`obj`, the service
- * record) with the field's arguments (`params`), and answers each with the field's result or an
- * Error. A null for a non-null field
- * (a related record gone between two statements) becomes that field's error, as from any resolver.
+ * record) with the field's arguments (`params`) and its resolve info (`info`, to look ahead at what
+ * is selected below it), and answers each with the field's result or an Error. A null for a non-null
+ * field (a related record gone between two statements) becomes that field's error, as from any
+ * resolver.
+ *
+ * A loader may also say where a parent already carries its answer (`preloaded`): a plan read it
+ * with the parent, in the parent's statement, through the same service rules. A parent without it
+ * is loaded as usual.
  */
+import type { GraphQLResolveInfo } from 'graphql'
 import type { MercuriusContext } from 'mercurius'
 import type { Resolvers } from '../generated/graphql/types.ts'
 
 type RootType = 'Query' | 'Mutation' | 'Subscription'
 type FieldsOf<Type extends keyof Resolvers> = Exclude<keyof NonNullable<Resolvers[Type]>, `__${string}`>
 
+type LoadBatch<Parent, Args, Result> = (
+  queries: Array<{ obj: Parent; params: Args; info: GraphQLResolveInfo }>,
+  context: MercuriusContext,
+) => Promise<Array<Awaited<Result> | Error | null>>
+
+interface PreloadingLoader<Parent, Args, Result> {
+  loader: LoadBatch<Parent, Args, Result>
+  /** The answer the parent carries, or undefined when it carries none (null is an answer). */
+  preloaded: (parent: Parent, args: Args) => Awaited<Result> | null | undefined
+}
+
 type FieldLoader<Resolve> = Resolve extends (parent: infer Parent, args: infer Args, ...rest: never[]) => infer Result
-  ? (queries: Array<{ obj: Parent; params: Args }>, context: MercuriusContext) => Promise<Array<Awaited<Result> | Error | null>>
+  ? LoadBatch<Parent, Args, Result> | PreloadingLoader<Parent, Args, Result>
   : never
 
 export type Loaders = {

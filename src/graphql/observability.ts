@@ -7,8 +7,9 @@
 import type { Span } from '@opentelemetry/api'
 import type { FastifyInstance } from 'fastify'
 import { GraphQLScalarType, getOperationAST } from 'graphql'
-import type { IResolverObject, IResolvers, MercuriusContext, MercuriusLoaders } from 'mercurius'
+import type { IResolverObject, IResolvers, MercuriusContext } from 'mercurius'
 import type { Tracing } from '../plugins/tracing.ts'
+import type { LoaderDefinition, LoaderMap } from './batched-loaders.ts'
 import { requestedOperationName } from './executing-operation.ts'
 
 interface OperationSpans {
@@ -90,20 +91,17 @@ function traceOperations(app: FastifyInstance, { tracer, api }: Tracing): void {
  * Loaders wrapped so that each batch is a span under graphql.execute, and the statements it runs
  * are spans under it. Unchanged while tracing is off.
  */
-export function tracedLoaders(app: FastifyInstance, loaders: MercuriusLoaders): MercuriusLoaders {
+export function tracedLoaders(app: FastifyInstance, loaders: LoaderMap): LoaderMap {
   const tracing = app.tracing
   if (!tracing) return loaders
   const { tracer, api } = tracing
-  const traced: MercuriusLoaders = {}
+  const traced: LoaderMap = {}
   for (const [type, fields] of Object.entries(loaders)) {
-    const tracedFields: MercuriusLoaders[string] = {}
+    const tracedFields: LoaderMap[string] = {}
     traced[type] = tracedFields
-    for (const [field, loader] of Object.entries(fields)) {
-      if (typeof loader !== 'function') {
-        tracedFields[field] = loader
-        continue
-      }
-      tracedFields[field] = (queries, context: TracedContext) => {
+    for (const [field, definition] of Object.entries(fields)) {
+      const loader: LoaderDefinition['loader'] = typeof definition === 'function' ? definition : definition.loader
+      const tracedLoader: LoaderDefinition['loader'] = (queries, context: TracedContext) => {
         const execute = context[SPANS]?.execute
         const parent = execute ? api.trace.setSpan(api.context.active(), execute) : api.context.active()
         return tracer.startActiveSpan(
@@ -123,6 +121,8 @@ export function tracedLoaders(app: FastifyInstance, loaders: MercuriusLoaders): 
           },
         )
       }
+      // A parent that carries its answer is not loaded: no batch, so no span.
+      tracedFields[field] = typeof definition === 'function' ? tracedLoader : { ...definition, loader: tracedLoader }
     }
   }
   return traced

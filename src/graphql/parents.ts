@@ -3,15 +3,18 @@
  * maps schema.graphql's types to these, so resolvers and loaders are typed by what the services
  * return, not by the GraphQL shape). A record reached through a list carries its `cursor` there.
  */
-import type { Article, Comment, Order, OrderItem, Product, User } from '../contract-types.ts'
-import type { Company } from '../modules/users/users.service.ts'
+import type { Article, Comment, OrderItem, Product, User } from '../contract-types.ts'
+import type { OrderWithRelated } from '../modules/orders/orders.service.ts'
+import type { Company, UserWithRelated } from '../modules/users/users.service.ts'
 import type { Connection, Edge } from './connection.ts'
 
 type Listed<T> = T & { cursor?: string }
 
-export type UserParent = Listed<User>
+/** A user, with the relations a plan read with it. */
+export type UserParent = Listed<UserWithRelated>
 export type CompanyParent = Company
-export type OrderParent = Listed<Order>
+/** An order, with the relations a plan read with it. */
+export type OrderParent = Listed<OrderWithRelated>
 export type ItemParent = OrderItem
 export type ProductParent = Product
 /** The public profile of a user. */

@@ -1,7 +1,10 @@
 /**
- * GraphQL for orders: thin resolvers over the same service the REST routes call. Fields that
- * reach related records (Order.user, Item.product, User.orders) are loaders: one set-based
- * statement per field per execution step, whatever the number of parents.
+ * GraphQL for orders: thin resolvers over the same service the REST routes call. A list of orders
+ * (Query.orders, ordersConnection, User.orders) is resolved by plan: its resolver looks ahead at
+ * the selection and reads each order's owner (and the owner's company) in the list's own statement,
+ * so Order.user and User.company answer from their parent without a load. Whatever a plan did not
+ * read (Item.product, a record reached otherwise) is a loader: one set-based statement per field
+ * per execution step, whatever the number of parents.
  */
 import type {
   MutationCancelOrderArgs,
@@ -17,16 +20,48 @@ import { idempotencyClaimOf, namedAsArguments, payloadOf } from '../../graphql/m
 import { orNull } from '../../graphql/or-null.ts'
 import type { MercuriusContext } from 'mercurius'
 import type { OrderAction } from './orders.service.ts'
+import type { OrderRelations } from './orders.repository.ts'
+import type { FieldNode } from 'graphql'
 import type { Order } from '../../contract-types.ts'
 import mercurius from 'mercurius'
 import { isOwnerOrAdmin, requireScope } from '../../auth/policy.ts'
 import { subscriptionError } from '../../graphql/errors.ts'
 import { subscribeBounded } from '../../graphql/pubsub.ts'
 import { toConnection } from '../../graphql/connection.ts'
-import { selectsField } from '../../graphql/selects-field.ts'
+import {
+  type SelectedFields,
+  type SelectionContext,
+  selectedFields,
+  selectedFieldsAt,
+  selectedFieldsOf,
+} from '../../graphql/selects-field.ts'
+import { userRelationsOf } from '../users/users.resolvers.ts'
 import { lookupPerSize } from '../../pagination/per-parent.ts'
 
 type OrderEvent = { orderId: number; userId: number; order: Order }
+
+/** What the Order fields selected (`fields`) need read with each order: its owner, with what is selected under it. */
+function orderRelationsOf(fields: SelectedFields, context: SelectionContext): OrderRelations {
+  const user = fields.get('user')
+  return user ? { user: userRelationsOf(selectedFieldsOf(user, context)) } : {}
+}
+
+/**
+ * The relations of one batch of User.orders loads: every load's selection together (aliases of the
+ * field may select differently; reading more for one of them costs nothing in statements).
+ */
+function orderRelationsOfBatch(infos: ReadonlyArray<SelectionContext & { fieldNodes: readonly FieldNode[] }>): OrderRelations {
+  const seen = new Set<readonly FieldNode[]>()
+  let user: OrderRelations['user']
+  for (const info of infos) {
+    // The loads of one field's parents share its nodes: each selection is read once.
+    if (seen.has(info.fieldNodes)) continue
+    seen.add(info.fieldNodes)
+    const relations = orderRelationsOf(selectedFieldsOf(info.fieldNodes, info), info)
+    if (relations.user) user = { company: Boolean(user?.company || relations.user.company) }
+  }
+  return user ? { user } : {}
+}
 
 /**
  * A subscription to an order topic that delivers only events about orders the subscriber may read
@@ -65,31 +100,30 @@ export const orderResolvers: Resolvers = {
     order: (_, args, ctx) => orNull(ctx.app.services.orders.get(callerOf(ctx), parseId(args.id, 'id'))),
 
     orders: async (_, args, ctx, info) => {
-      // No total in a plain list; each record's (deprecated) cursor is an HMAC, made only when selected.
-      const everyCursor = selectsField(info, 'cursor')
-      const page = await ctx.app.services.orders.list(
+      const fields = selectedFields(info)
+      // Each record's (deprecated) cursor is an HMAC, made only when selected.
+      const page = await ctx.app.services.orders.listWithRelated(
         callerOf(ctx),
         {
           status: args.status ?? undefined,
           userId: args.userId == null ? undefined : parseId(args.userId, 'userId'),
           ...pageOf(args),
         },
-        { total: false, everyCursor },
+        { everyCursor: fields.has('cursor'), relations: orderRelationsOf(fields, info) },
       )
       const cursors = page.cursors
       return cursors ? page.data.map((order, index) => ({ ...order, cursor: cursors[index]! })) : page.data
     },
 
-    ordersConnection: async (_, args, ctx) => {
-      // A connection has no totalCount: no count.
-      const page = await ctx.app.services.orders.list(
+    ordersConnection: async (_, args, ctx, info) => {
+      const page = await ctx.app.services.orders.listWithRelated(
         callerOf(ctx),
         {
           status: args.status ?? undefined,
           userId: args.userId == null ? undefined : parseId(args.userId, 'userId'),
           ...pageOf(args),
         },
-        { total: false, everyCursor: true },
+        { everyCursor: true, relations: orderRelationsOf(selectedFieldsAt(info, ['edges', 'node']), info) },
       )
       // The deprecated Order.cursor still answers with the record's position in this list.
       return toConnection({ ...page, data: page.data.map((order, index) => ({ ...order, cursor: page.cursors![index]! })) }, args.after)
@@ -149,9 +183,13 @@ export const orderResolvers: Resolvers = {
 export const orderLoaders: Loaders = {
   Order: {
     /** The owner of each order: the caller could read the order, so may read its owner. */
-    user: async (queries, ctx) => {
-      const users = await ctx.app.services.users.usersByIds(callerOf(ctx), [...new Set(queries.map((q) => q.obj.user_id))])
-      return queries.map(({ obj }) => users.get(obj.user_id) ?? null)
+    user: {
+      loader: async (queries, ctx) => {
+        const users = await ctx.app.services.users.usersByIds(callerOf(ctx), [...new Set(queries.map((q) => q.obj.user_id))])
+        return queries.map(({ obj }) => users.get(obj.user_id) ?? null)
+      },
+      // Read with the order by its list's plan, as far as the users service lets the caller read it.
+      preloaded: (order) => order.related?.user,
     },
   },
   Item: {
@@ -161,11 +199,15 @@ export const orderLoaders: Loaders = {
     },
   },
   User: {
-    /** `orders(last: N)`: the N most recent orders of each user, oldest first, with their items in one statement. */
+    /**
+     * `orders(last: N)`: the N most recent orders of each user, oldest first, with their items and
+     * the relations selected under them in one statement (a plan, for all the batch's users).
+     */
     orders: async (queries, ctx) => {
       const caller = callerOf(ctx)
+      const relations = orderRelationsOfBatch(queries.map((query) => query.info))
       const requests = queries.map(({ obj, params }) => ({ parentId: obj.id, size: parseCount(params.last, 'last') }))
-      const recentOrders = await lookupPerSize(requests, (ids, last) => ctx.app.services.orders.recentOfUsers(caller, ids, last))
+      const recentOrders = await lookupPerSize(requests, (ids, last) => ctx.app.services.orders.recentOfUsers(caller, ids, last, relations))
       return requests.map(({ parentId, size }) => recentOrders(parentId, size) ?? [])
     },
   },

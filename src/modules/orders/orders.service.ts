@@ -15,6 +15,7 @@ import type { Page } from '../../pagination/page.ts'
 import { groupOldestFirst } from '../../pagination/per-parent.ts'
 import type { ServiceDependencies } from '../service-dependencies.ts'
 import { userExists } from '../users/users.repository.ts'
+import { mayReadUser, toUserWithRelated, type UserWithRelated } from '../users/users.service.ts'
 import { priceItems, type RequestedItem } from './order-pricing.ts'
 import * as repository from './orders.repository.ts'
 
@@ -60,6 +61,18 @@ export interface OrderListQuery {
   limit: number
 }
 
+/**
+ * An order with the related records a plan read in the same statement (GraphQL): its owner when
+ * asked for, as the users service lets the caller read it (null when it may not). Without
+ * `related`, nothing was read with it.
+ */
+export type OrderWithRelated = Order & { related?: { user?: UserWithRelated | null } }
+
+/** What a plan asks a list of orders for (GraphQL): no total, the related records to read with each. */
+export interface OrderPlanNeeds extends Pick<OrderListNeeds, 'everyCursor'> {
+  relations: repository.OrderRelations
+}
+
 export function toOrderItem(row: Pick<OrderItemRow, 'sku' | 'qty' | 'unit_price'>): OrderItem {
   return { sku: row.sku, qty: row.qty, unit_price: row.unit_price }
 }
@@ -74,6 +87,24 @@ export function toOrder(row: OrderRow, items: ReadonlyArray<Pick<OrderItemRow, '
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   }
+}
+
+/** An order as read with its relations; the owner only as far as the caller may read it. */
+function toOrderWithRelated(caller: Caller, row: repository.OrderWithRelatedRow, relations: repository.OrderRelations): OrderWithRelated {
+  const order: OrderWithRelated = {
+    id: row.id,
+    status: row.status,
+    total: row.total,
+    items: row.items,
+    user_id: row.user_id,
+    created_at: row.created,
+    updated_at: row.updated,
+  }
+  if (relations.user) {
+    const user = toUserWithRelated(row)
+    order.related = { user: user && mayReadUser(caller, user.id) ? user : null }
+  }
+  return order
 }
 
 export function createOrdersService({ db, cursors, commands }: Pick<ServiceDependencies, 'db' | 'cursors' | 'commands'>) {
@@ -126,7 +157,11 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
     throw unprocessable('ORDER_TOTAL_TOO_LARGE', `The order total ${result.total} exceeds the maximum of 2147483647 minor units.`)
   }
 
-  async function page(caller: Caller, query: OrderListQuery, list: string, needs: OrderListNeeds): Promise<Page<Order>> {
+  /**
+   * Where a list request starts, and the filter it runs with: without admin, a caller only ever
+   * sees its own orders, whatever the filter says.
+   */
+  function startOf(caller: Caller, query: OrderListQuery, list: string) {
     const position = startOfPage(
       cursors,
       list,
@@ -134,9 +169,18 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
       { sort: query.sort, filter: { status: query.status, user_id: query.userId, caller: caller.subject } },
       { sort: DEFAULT_ORDER_SORT, fields: ORDER_SORT_FIELDS },
     )
-    // Without admin, a caller only ever sees its own orders, whatever the filter says.
     const userId = caller.admin ? ((position.filter.user_id as number | null) ?? undefined) : caller.userId
-    const filter = { userId, status: (position.filter.status as OrderStatus | null) ?? undefined }
+    return { position, filter: { userId, status: (position.filter.status as OrderStatus | null) ?? undefined } }
+  }
+
+  /** `GET /orders` and Query.orders: the orders service's rules for who may list what. */
+  function checkList(caller: Caller, query: OrderListQuery): void {
+    requireScope(caller, 'orders:read')
+    if (query.userId !== undefined && !caller.admin) throw forbidden('Only an admin may filter orders by user_id.')
+  }
+
+  async function page(caller: Caller, query: OrderListQuery, list: string, needs: OrderListNeeds): Promise<Page<Order>> {
+    const { position, filter } = startOf(caller, query, list)
     // The page, its items and (when asked) the total in one statement.
     const rows = await repository.findOrderPageWithItems(
       db,
@@ -186,9 +230,31 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
 
     /** GET /orders: the caller's orders; an admin sees everyone's and may filter by user. */
     async list(caller: Caller, query: OrderListQuery, needs: OrderListNeeds): Promise<Page<Order>> {
-      requireScope(caller, 'orders:read')
-      if (query.userId !== undefined && !caller.admin) throw forbidden('Only an admin may filter orders by user_id.')
+      checkList(caller, query)
       return page(caller, query, 'orders', needs)
+    },
+
+    /**
+     * `list` for a plan (GraphQL's Query.orders): the same orders under the same rules, each with
+     * the relations asked for read in the same statement. No total: a plan's lists show none.
+     */
+    async listWithRelated(caller: Caller, query: OrderListQuery, needs: OrderPlanNeeds): Promise<Page<OrderWithRelated>> {
+      checkList(caller, query)
+      const list = 'orders'
+      const { position, filter } = startOf(caller, query, list)
+      const rows = await repository.findOrderPageWithRelated(
+        db,
+        { ...filter, sort: position.sortBy, after: position.after, limit: query.limit },
+        needs.relations,
+      )
+      const page = cutPage(
+        rows.map((row) => toOrderWithRelated(caller, row, needs.relations)),
+        query.limit,
+        (order) =>
+          cursors.encode({ list, sort: position.sort, filter: position.filter, key: [sortKeyOf(order, position.sortBy.field), order.id] }),
+        { everyCursor: needs.everyCursor },
+      )
+      return { data: page.rows, total: page.rows.length, nextCursor: page.nextCursor, ...(page.cursors ? { cursors: page.cursors } : {}) }
     },
 
     /** GET /users/{id}/orders: that user or an admin. */
@@ -304,16 +370,22 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
     },
 
     /**
-     * The `last` most recent orders of each user, oldest of them first, with their items: one
-     * statement for any number of users. A user whose orders the caller may not read gets a 403 error in place of
-     * its list (GraphQL's User.orders reports it on that field alone).
+     * The `last` most recent orders of each user, oldest of them first, with their items and the
+     * relations asked for: one statement for any number of users. A user whose orders the caller
+     * may not read gets a 403 error in place of its list (GraphQL's User.orders reports it on that
+     * field alone).
      */
-    async recentOfUsers(caller: Caller, userIds: readonly number[], last: number): Promise<Map<number, Order[] | ApiError>> {
+    async recentOfUsers(
+      caller: Caller,
+      userIds: readonly number[],
+      last: number,
+      relations: repository.OrderRelations = {},
+    ): Promise<Map<number, OrderWithRelated[] | ApiError>> {
       requireScope(caller, 'orders:read')
       const readable = userIds.filter((id) => isOwnerOrAdmin(caller, id))
-      const rows = await repository.findRecentOrdersOfUsers(db, readable, last)
-      const orders = rows.map((row) => toOrder(row, row.items))
-      const byUser = new Map<number, Order[] | ApiError>(groupOldestFirst(readable, orders, (order) => order.user_id))
+      const rows = await repository.findRecentOrdersOfUsers(db, readable, last, relations)
+      const orders = rows.map((row) => toOrderWithRelated(caller, row, relations))
+      const byUser = new Map<number, OrderWithRelated[] | ApiError>(groupOldestFirst(readable, orders, (order) => order.user_id))
       for (const id of userIds) if (!byUser.has(id)) byUser.set(id, forbidden("You may not access another user's orders."))
       return byUser
     },

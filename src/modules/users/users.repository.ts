@@ -1,16 +1,71 @@
 /** All SQL for users and companies. */
-import { sql } from 'kysely'
+import { type Expression, type RawBuilder, sql } from 'kysely'
 import type { CompanyRow, UserRow } from '../../db/schema.ts'
 import type { Executor } from '../../db/transaction.ts'
 import { anyInteger } from '../../db/any-of.ts'
+import { isoTimestamp } from '../../db/iso-timestamp.ts'
+
+/** What a user is read with in the same statement (GraphQL's plans): its company. */
+export interface UserRelations {
+  company?: boolean | undefined
+}
+
+/**
+ * A user as a statement that reads it with its relations gives it, alone or beside the record
+ * that refers to it (its order): created_at as the API writes it, and with the company asked for,
+ * the company's name (null when the user has none). Prefixed, so that the columns can stand beside
+ * another table's; all null when the user referred to does not exist.
+ */
+export interface UserWithRelatedRow {
+  user__id: number | null
+  user__name: string | null
+  user__company_id: number | null
+  user__created_at: string | null
+  user__company_name?: string | null
+}
+
+/** The select list of a UserWithRelatedRow over `users as u`, with `companies as c` joined by companyOfUser. */
+function userWithRelatedColumns(relations: UserRelations): RawBuilder<unknown> {
+  const company = relations.company ? sql`, c.name as user__company_name` : sql``
+  return sql`u.id as user__id, u.name as user__name, u.company_id as user__company_id, ${isoTimestamp(sql.ref('u.created_at'))} as user__created_at${company}`
+}
+
+function companyOfUser(relations: UserRelations): RawBuilder<unknown> {
+  return relations.company ? sql`left join companies as c on c.id = u.company_id` : sql``
+}
+
+/**
+ * The user `userId` names, with its relations, as a subquery for `left join lateral (…) as x on
+ * true`: the user's columns beside each row of the outer statement (an order's owner), read
+ * through the users' primary key.
+ */
+export function userWithRelatedOf(userId: Expression<number>, relations: UserRelations): RawBuilder<UserWithRelatedRow> {
+  return sql<UserWithRelatedRow>`(select ${userWithRelatedColumns(relations)} from users as u ${companyOfUser(relations)} where u.id = ${userId})`
+}
+
+/** One user with its relations, in one statement. */
+export async function findUserWithRelated(db: Executor, id: number, relations: UserRelations): Promise<UserWithRelatedRow | undefined> {
+  const result = await sql<UserWithRelatedRow>`
+    select ${userWithRelatedColumns(relations)} from users as u ${companyOfUser(relations)} where u.id = ${id}`.execute(db)
+  return result.rows[0]
+}
+
+/** A page of users by id (limit + 1 rows) with their relations, in one statement. */
+export async function findUserPageWithRelated(
+  db: Executor,
+  query: { afterId: number | undefined; limit: number },
+  relations: UserRelations,
+): Promise<UserWithRelatedRow[]> {
+  const after = query.afterId === undefined ? sql`` : sql`where u.id > ${query.afterId}`
+  const result = await sql<UserWithRelatedRow>`
+    select ${userWithRelatedColumns(relations)} from users as u ${companyOfUser(relations)} ${after}
+    order by u.id limit ${query.limit + 1}`.execute(db)
+  return result.rows
+}
 
 export async function userExists(db: Executor, id: number): Promise<boolean> {
   const row = await db.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst()
   return row !== undefined
-}
-
-export async function findUser(db: Executor, id: number): Promise<UserRow | undefined> {
-  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
 }
 
 export async function findUsersByIds(db: Executor, ids: readonly number[]): Promise<UserRow[]> {
@@ -21,16 +76,6 @@ export async function findUsersByIds(db: Executor, ids: readonly number[]): Prom
 export async function findCompaniesByIds(db: Executor, ids: readonly number[]): Promise<CompanyRow[]> {
   if (ids.length === 0) return []
   return db.selectFrom('companies').selectAll().where('id', '=', anyInteger(ids)).execute()
-}
-
-export async function findUserPage(db: Executor, query: { afterId: number | undefined; limit: number }): Promise<UserRow[]> {
-  return db
-    .selectFrom('users')
-    .selectAll()
-    .$if(query.afterId !== undefined, (qb) => qb.where('id', '>', query.afterId!))
-    .orderBy('id')
-    .limit(query.limit + 1)
-    .execute()
 }
 
 export async function countUsers(db: Executor): Promise<number> {

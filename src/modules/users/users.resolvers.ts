@@ -6,16 +6,35 @@ import { callerOf } from '../../graphql/caller.ts'
 import { idempotencyClaimOf, namedAsArguments, payloadOf } from '../../graphql/mutations.ts'
 import { orNull } from '../../graphql/or-null.ts'
 import { toConnection } from '../../graphql/connection.ts'
+import { type SelectedFields, selectedFields, selectedFieldsAt } from '../../graphql/selects-field.ts'
+import type { UserRelations } from './users.repository.ts'
+
+/** What the User fields selected (`fields`) need read with each user, in its own statement: its company. */
+export function userRelationsOf(fields: SelectedFields): UserRelations {
+  return { company: fields.has('company') }
+}
 
 export const userResolvers: Resolvers = {
   Query: {
-    user: (_, args, ctx) => orNull(ctx.app.services.users.get(callerOf(ctx), parseId(args.id, 'id'))),
-    me: (_, _args, ctx) => ctx.app.services.users.get(callerOf(ctx), callerOf(ctx).userId),
-    users: async (_, args, ctx) => {
-      const page = await ctx.app.services.users.list(callerOf(ctx), pageOf(args))
+    user: (_, args, ctx, info) =>
+      orNull(ctx.app.services.users.get(callerOf(ctx), parseId(args.id, 'id'), userRelationsOf(selectedFields(info)))),
+    me: (_, _args, ctx, info) => ctx.app.services.users.get(callerOf(ctx), callerOf(ctx).userId, userRelationsOf(selectedFields(info))),
+    // No total: the GraphQL lists show none.
+    users: async (_, args, ctx, info) => {
+      const page = await ctx.app.services.users.list(callerOf(ctx), pageOf(args), {
+        total: false,
+        relations: userRelationsOf(selectedFields(info)),
+      })
       return page.data.map((user) => ({ ...user, cursor: ctx.app.services.users.cursorOf(user) }))
     },
-    usersConnection: async (_, args, ctx) => toConnection(await ctx.app.services.users.list(callerOf(ctx), pageOf(args)), args.after),
+    usersConnection: async (_, args, ctx, info) =>
+      toConnection(
+        await ctx.app.services.users.list(callerOf(ctx), pageOf(args), {
+          total: false,
+          relations: userRelationsOf(selectedFieldsAt(info, ['edges', 'node'])),
+        }),
+        args.after,
+      ),
   },
   Mutation: {
     createUser: (_, args, ctx) =>
@@ -38,10 +57,14 @@ export const userResolvers: Resolvers = {
 
 export const userLoaders: Loaders = {
   User: {
-    company: async (queries, ctx) => {
-      const ids = [...new Set(queries.flatMap((q) => (q.obj.company_id === null ? [] : [q.obj.company_id])))]
-      const companies = await ctx.app.services.users.companiesByIds(callerOf(ctx), ids)
-      return queries.map(({ obj }) => (obj.company_id === null ? null : (companies.get(obj.company_id) ?? null)))
+    company: {
+      loader: async (queries, ctx) => {
+        const ids = [...new Set(queries.flatMap((q) => (q.obj.company_id === null ? [] : [q.obj.company_id])))]
+        const companies = await ctx.app.services.users.companiesByIds(callerOf(ctx), ids)
+        return queries.map(({ obj }) => (obj.company_id === null ? null : (companies.get(obj.company_id) ?? null)))
+      },
+      // Read with the user by its plan (the user's own statement, or its order's).
+      preloaded: (user) => user.related?.company,
     },
   },
 }

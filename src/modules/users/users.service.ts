@@ -23,6 +23,38 @@ export interface Author {
   name: string
 }
 
+/**
+ * A user with the related records a plan read in the same statement (GraphQL): its company when
+ * asked for (null when it has none). Without `related`, nothing was read with it.
+ */
+export type UserWithRelated = User & { related?: { company?: Company | null } }
+
+/**
+ * Whether the caller may read a user's record: that user or an admin. The one rule for a user's
+ * record however it is reached: `get`, the batch lookup of loaders, and a user read with its order.
+ */
+export function mayReadUser(caller: Caller, userId: number): boolean {
+  return isOwnerOrAdmin(caller, userId)
+}
+
+/** A user as read with its relations, or null when the row names no user (an order's missing owner). */
+export function toUserWithRelated(row: Partial<repository.UserWithRelatedRow>): UserWithRelated | null {
+  if (row.user__id == null || row.user__name == null || row.user__created_at == null) return null
+  const user: UserWithRelated = {
+    id: row.user__id,
+    name: row.user__name,
+    company_id: row.user__company_id ?? null,
+    created_at: row.user__created_at,
+  }
+  if (row.user__company_name !== undefined) {
+    const companyId = user.company_id
+    user.related = {
+      company: companyId === null || row.user__company_name === null ? null : { id: companyId, name: row.user__company_name },
+    }
+  }
+  return user
+}
+
 export function toUser(row: UserRow): User {
   return { id: row.id, name: row.name, company_id: row.company_id, created_at: row.created_at.toISOString() }
 }
@@ -38,20 +70,36 @@ export function toCompany(row: CompanyRow): Company {
 
 export function createUsersService({ db, cursors, commands }: Pick<ServiceDependencies, 'db' | 'cursors' | 'commands'>) {
   return {
-    async get(caller: Caller, id: number): Promise<User> {
+    /** A user, with the relations asked for read in the same statement. */
+    async get(caller: Caller, id: number, relations: repository.UserRelations = {}): Promise<UserWithRelated> {
       // Ownership first: whether another user's id exists is not the caller's business.
       requireOwnerOrAdmin(caller, id, 'user record')
-      const row = await repository.findUser(db, id)
-      if (!row) throw notFound(`User ${id}`)
-      return toUser(row)
+      const row = await repository.findUserWithRelated(db, id, relations)
+      const user = row && toUserWithRelated(row)
+      if (!user) throw notFound(`User ${id}`)
+      return user
     },
 
-    async list(caller: Caller, query: { cursor?: string | undefined; limit: number }): Promise<Page<User>> {
+    /**
+     * A page of users (admin), with the relations asked for read in the same statement. The
+     * total (envelope A) is counted only when asked for; a list that shows none carries the
+     * page's length.
+     */
+    async list(
+      caller: Caller,
+      query: { cursor?: string | undefined; limit: number },
+      needs: { total: boolean; relations?: repository.UserRelations } = { total: true },
+    ): Promise<Page<UserWithRelated>> {
       requireAdmin(caller)
       const afterId = query.cursor === undefined ? undefined : cursors.decode(query.cursor, 'users').key[1]
-      const [rows, total] = await Promise.all([repository.findUserPage(db, { afterId, limit: query.limit }), repository.countUsers(db)])
-      const page = cutPage(rows.map(toUser), query.limit, (user) => this.cursorOf(user))
-      return { data: page.rows, total, nextCursor: page.nextCursor, cursors: page.cursors }
+      const [rows, total] = await Promise.all([
+        repository.findUserPageWithRelated(db, { afterId, limit: query.limit }, needs.relations ?? {}),
+        needs.total ? repository.countUsers(db) : undefined,
+      ])
+      // Every row of a page names a user.
+      const users = rows.flatMap((row) => toUserWithRelated(row) ?? [])
+      const page = cutPage(users, query.limit, (user) => this.cursorOf(user))
+      return { data: page.rows, total: total ?? page.rows.length, nextCursor: page.nextCursor, cursors: page.cursors }
     },
 
     async create(
@@ -84,7 +132,7 @@ export function createUsersService({ db, cursors, commands }: Pick<ServiceDepend
     async usersByIds(caller: Caller, ids: readonly number[]): Promise<Map<number, User>> {
       const rows = await repository.findUsersByIds(
         db,
-        ids.filter((id) => isOwnerOrAdmin(caller, id)),
+        ids.filter((id) => mayReadUser(caller, id)),
       )
       return new Map(rows.map((row) => [row.id, toUser(row)]))
     },

@@ -1,0 +1,274 @@
+/**
+ * GraphQL resolved by plan (issue 25): a list of orders reads each order's owner and the owner's
+ * company in its own statement, a user reads its company in its own, and what a plan read is what
+ * the loaders give for the same document (the same JSON, for the owner and an admin, with and
+ * without the optional fields). Statements are counted through Kysely's log hook.
+ */
+import t, { type Test } from 'tap'
+import { sql } from 'kysely'
+import type { FastifyInstance } from 'fastify'
+import { bearer, build } from '../helper.ts'
+
+const admin = bearer(1, 'admin')
+const grace = bearer(2, 'orders:read')
+
+type Body = { data?: Record<string, unknown> | null; errors?: Array<{ message: string; path?: unknown[]; extensions: { code: string } }> }
+
+async function setup(t: Test, env: Record<string, string> = {}) {
+  const statements: string[] = []
+  const app = await build(t, { onQuery: (event) => void statements.push(event.query.sql), env: { EVENTS_RELAY: 'false', ...env } })
+  // Katherine Johnson (4) has no company: give her an order. Timestamps with milliseconds at
+  // both ends of their range, in another session time zone, so that both paths show them.
+  await sql`update users set created_at = '2026-02-01 11:00:00.123+01' where id = 4`.execute(app.db)
+  await sql`
+    with o as (
+      insert into orders (user_id, status, total, created_at, updated_at)
+      values (4, 'pending', 2400, '2026-02-02 11:30:00.999+00', '2026-02-03 07:00:00.001-05') returning id
+    )
+    insert into order_items (order_id, position, sku, qty, unit_price)
+    select o.id, p, sku, 1, 1200 from o, (values (0, 'CB-404'), (1, 'KB-101')) as v(p, sku)`.execute(app.db)
+  const run = async (headers: Record<string, string>, query: string, variables: Record<string, unknown> = {}) => {
+    statements.length = 0
+    const response = await app.inject({ method: 'POST', url: '/graphql', headers, payload: { query, variables } })
+    t.equal(response.statusCode, 200, 'answered')
+    return { body: response.json() as Body, statements: [...statements] }
+  }
+  return { app, run }
+}
+
+/** 60 more users (a third without a company), each with two orders of one item. */
+async function addLoad(app: FastifyInstance) {
+  await sql`
+    with new_users as (
+      insert into users (name, company_id) select 'Plan user ' || n, nullif(n % 3, 0) from generate_series(1, 60) as n returning id
+    ), new_orders as (
+      insert into orders (user_id, status, total, created_at, updated_at)
+      select id, 'paid', 1200, now() - (id || ' minutes')::interval - (k || ' seconds')::interval, now()
+      from new_users, generate_series(1, 2) as k returning id
+    )
+    insert into order_items (order_id, position, sku, qty, unit_price) select id, 0, 'CB-404', 1, 1200 from new_orders`.execute(app.db)
+}
+
+t.test('the bench shapes: orders → user → company with items in one statement, user → company, orders → items in two', async (t) => {
+  const { app, run } = await setup(t, { GRAPHQL_MAX_COST: '100000' })
+  await addLoad(app)
+  for (const first of [1, 10, 50]) {
+    const { body, statements } = await run(admin, `{ orders(first: ${first}) { id user { name company { name } } items { sku } } }`)
+    t.notOk(body.errors)
+    const orders = body.data!.orders as Array<{ user: { name: string; company: { name: string } | null }; items: unknown[] }>
+    t.equal(orders.length, first)
+    t.ok(
+      orders.every((order) => order.user.name && order.items.length === 1),
+      'every order has its user and items',
+    )
+    t.equal(statements.length, 1, `orders(first: ${first}) { user { company } items }: one statement`)
+  }
+  for (const first of [1, 10, 50]) {
+    const { body, statements } = await run(
+      admin,
+      `{ ordersConnection(first: ${first}) { edges { cursor node { id user { name company { name } } items { sku } } } pageInfo { hasNextPage } } }`,
+    )
+    t.notOk(body.errors)
+    t.equal(statements.length, 1, `ordersConnection(first: ${first}) with user, company and items: one statement`)
+  }
+
+  const scenario = '{ user(id: "2") { name company { name } orders(last: 10) { id total items { sku qty } } } }'
+  const owned = await run(grace, scenario)
+  t.notOk(owned.body.errors)
+  t.same(owned.body.data, {
+    user: {
+      name: 'Grace Hopper',
+      company: { name: 'Acme Corporation' },
+      orders: [
+        { id: '1', total: 27900, items: [{ sku: 'MN-303', qty: 1 }] },
+        { id: '2', total: 6900, items: [{ sku: 'WC-606', qty: 1 }] },
+        {
+          id: '3',
+          total: 11300,
+          items: [
+            { sku: 'KB-101', qty: 1 },
+            { sku: 'CB-404', qty: 2 },
+          ],
+        },
+      ],
+    },
+  })
+  t.equal(owned.statements.length, 2, 'user → company, orders → items: the user with its company, then the orders with their items')
+
+  for (const first of [1, 10, 50]) {
+    const { body, statements } = await run(
+      admin,
+      `{ users(first: ${first}) { id company { name } orders(last: 10) { id user { name company { name } } items { sku } } } }`,
+    )
+    t.notOk(body.errors)
+    t.equal(statements.length, 2, `users(first: ${first}) { company orders { user { company } items } }: two statements`)
+  }
+  const me = await run(grace, '{ me { name company { name } } }')
+  t.same(me.body.data, { me: { name: 'Grace Hopper', company: { name: 'Acme Corporation' } } })
+  t.equal(me.statements.length, 1, 'me { company }: one statement')
+})
+
+t.test(
+  'the look-ahead honours fragments, aliases and @skip/@include: a relation is read when, and only when, it is selected',
+  async (t) => {
+    const { run } = await setup(t)
+    const joinsCompanies = (statements: string[]) => statements.some((text) => /\bcompanies\b/.test(text))
+    const joinsUsers = (statements: string[]) => statements.some((text) => /\busers\b/.test(text))
+
+    const plain = await run(admin, '{ orders(first: 3) { id } }')
+    t.equal(plain.statements.length, 1)
+    t.notOk(joinsUsers(plain.statements), 'no owner selected: no users read')
+
+    const query = `query($company: Boolean!, $owner: Boolean!) {
+    orders(first: 3, userId: 2) { id ...Owner @include(if: $owner) }
+  }
+  fragment Owner on Order { a: user { name } b: user { ... on User { company @include(if: $company) { name } } } }`
+    for (const [owner, company] of [
+      [false, false],
+      [true, false],
+      [true, true],
+    ] as const) {
+      const { body, statements } = await run(admin, query, { owner, company })
+      t.notOk(body.errors)
+      t.equal(statements.length, 1, `owner ${owner}, company ${company}: one statement`)
+      t.equal(joinsUsers(statements), owner, `users read: ${owner}`)
+      t.equal(joinsCompanies(statements), company, `companies read: ${company}`)
+      const first = (body.data!.orders as Array<Record<string, unknown>>)[0]!
+      if (owner) {
+        t.same(first.a, { name: 'Grace Hopper' }, 'the alias without the company')
+        t.same(first.b, company ? { company: { name: 'Acme Corporation' } } : {}, 'the alias with it, when included')
+      } else {
+        t.same(Object.keys(first), ['id'])
+      }
+    }
+
+    const skipped = await run(grace, 'query($skip: Boolean!) { me { name company @skip(if: $skip) { name } } }', { skip: true })
+    t.same(skipped.body.data, { me: { name: 'Grace Hopper' } })
+    t.notOk(joinsCompanies(skipped.statements), 'a skipped company is not read')
+  },
+)
+
+/** The selection both paths answer: every field of an order, its items and its owner. */
+const FRAGMENTS = `
+  fragment U on User { id name createdAt company @include(if: $company) { id name } }
+  fragment O on Order { id status total createdAt updatedAt items { sku qty unitPrice } user @include(if: $owner) { ...U } }`
+
+t.test(
+  'what a plan read is what the loaders give: the same JSON for the owner and an admin, with and without the optional fields',
+  async (t) => {
+    const { run } = await setup(t, { GRAPHQL_MAX_COST: '100000', GRAPHQL_COST_BUCKET: '10000000' })
+    const everyOrder = await run(admin, '{ orders(first: 100) { id user { id } } }')
+    const orderOf = new Map(
+      (everyOrder.body.data!.orders as Array<{ id: string; user: { id: string } }>).map((order) => [Number(order.user.id), order.id]),
+    )
+    for (const [who, headers, users] of [
+      ['the owner', grace, [2]],
+      ['an admin', admin, [1, 2, 3, 4]],
+    ] as const) {
+      for (const [owner, company] of [
+        [true, true],
+        [true, false],
+        [false, false],
+      ] as const) {
+        const variables = { owner, company }
+        const label = `${who}, owner ${owner}, company ${company}`
+        // Planned: the lists read the owners (and their companies) in their own statements.
+        const planned = await run(
+          headers,
+          `query($owner: Boolean!, $company: Boolean!) {
+          orders(first: 20) { ...O }
+          ordersConnection(first: 20) { edges { node { ...O } } }
+          ${users.map((id) => `u${id}: user(id: ${id}) { ...U orders(last: 10) { ...O } }`).join(' ')}
+        } ${FRAGMENTS}`,
+          variables,
+        )
+        t.notOk(planned.body.errors, `${label}: ${JSON.stringify(planned.body.errors)}`)
+        const data = planned.body.data!
+        const orders = data.orders as Array<{ id: string }>
+        t.ok(orders.length >= 3, `${label}: several orders`)
+        // Loaded: the same orders one by one (Query.order plans nothing), owners through Order.user's
+        // loader and companies through User.company's.
+        const loaded = await run(
+          headers,
+          `query($owner: Boolean!, $company: Boolean!) {
+          ${orders.map((order) => `o${order.id}: order(id: ${order.id}) { ...O }`).join(' ')}
+          ${users.map((id) => `u${id}: order(id: ${orderOf.get(id)}) { user { ...U } }`).join(' ')}
+        } ${FRAGMENTS}`,
+          variables,
+        )
+        t.notOk(loaded.body.errors, label)
+        const byId = loaded.body.data!
+        t.same(
+          orders,
+          orders.map((order) => byId[`o${order.id}`]),
+          `${label}: orders`,
+        )
+        t.same(
+          (data.ordersConnection as { edges: Array<{ node: unknown }> }).edges.map((edge) => edge.node),
+          orders,
+          `${label}: ordersConnection`,
+        )
+        for (const id of users) {
+          const { orders: recent, ...user } = data[`u${id}`] as { orders: Array<{ id: string }> }
+          t.same(user, (byId[`u${id}`] as { user: unknown }).user, `${label}: user ${id}`)
+          t.same(
+            recent,
+            recent.map((order) => byId[`o${order.id}`]),
+            `${label}: user ${id}'s orders`,
+          )
+        }
+      }
+    }
+  },
+)
+
+t.test('timestamps from a plan are written as the API writes them: UTC, milliseconds, Z', async (t) => {
+  const { run } = await setup(t)
+  const { body } = await run(
+    admin,
+    '{ user(id: 4) { createdAt company { id } orders(last: 1) { createdAt updatedAt user { createdAt } } } }',
+  )
+  t.same(body.data, {
+    user: {
+      createdAt: '2026-02-01T10:00:00.123Z',
+      company: null,
+      orders: [
+        { createdAt: '2026-02-02T11:30:00.999Z', updatedAt: '2026-02-03T12:00:00.001Z', user: { createdAt: '2026-02-01T10:00:00.123Z' } },
+      ],
+    },
+  })
+})
+
+t.test('a plan authorizes as the services do: the owner reads only its own, a missing scope fails the field alone', async (t) => {
+  const { run } = await setup(t)
+  const own = await run(
+    grace,
+    '{ orders(first: 100) { user { id company { name } } } ordersConnection(first: 100) { edges { node { user { id } } } } }',
+  )
+  t.notOk(own.body.errors)
+  const owners = [
+    ...(own.body.data!.orders as Array<{ user: { id: string } }>).map((order) => order.user.id),
+    ...(own.body.data!.ordersConnection as { edges: Array<{ node: { user: { id: string } } }> }).edges.map((edge) => edge.node.user.id),
+  ]
+  t.same([...new Set(owners)], ['2'], "only grace's orders, each with grace as its user")
+
+  const other = await run(grace, '{ user(id: 3) { name company { name } } }')
+  t.equal(other.body.errors?.[0]?.extensions.code, 'FORBIDDEN', "another user's record is FORBIDDEN")
+  t.same(other.body.data, { user: null })
+  t.equal(other.statements.length, 0, 'refused before any read')
+
+  const filtered = await run(grace, '{ orders(userId: 3) { id user { name } } }')
+  t.equal(filtered.body.errors?.[0]?.extensions.code, 'FORBIDDEN', 'only an admin filters by user')
+
+  const noScope = await run(
+    bearer(2, 'articles:write'),
+    '{ mine: user(id: 2) { name company { name } } withOrders: user(id: 2) { name orders(last: 2) { id user { name } } } }',
+  )
+  t.same(
+    noScope.body.data,
+    { mine: { name: 'Grace Hopper', company: { name: 'Acme Corporation' } }, withOrders: null },
+    'the rest of data stays',
+  )
+  t.equal(noScope.body.errors?.[0]?.extensions.code, 'FORBIDDEN', 'orders without orders:read')
+  t.same(noScope.body.errors?.[0]?.path, ['withOrders', 'orders'])
+})
