@@ -43,6 +43,8 @@ t.test('variables are priced as the resolvers receive them: declared defaults ap
   const optional = 'query($more: Boolean = false) { me { name } orders(first: 50) @include(if: $more) { id } }'
   t.equal(await cost(optional), 1 + 1, 'left out by the default')
   t.equal(await cost(optional, { more: true }), 1 + 1 + 50 * 2)
+  const fifty = Array.from({ length: 50 }, (_, i) => `a${i + 1}: name`).join(' ')
+  t.equal(await cost(`{ me { ${fifty} } }`), 1 + 5, "the README's aliases: 50 scalars are 5 points")
 })
 
 t.test('an operation over the cost limit is refused before execution, without touching the database', async (t) => {
