@@ -34,6 +34,10 @@ export interface AppConfig {
     maxCost: number
     /** Root fields one mutation operation may run (aliases counted). */
     maxMutations: number
+    /** Tokens one GraphQL document may have; a longer one is refused as it is parsed. */
+    maxTokens: number
+    /** Bytes of JSON one GraphQL response (or subscription event) may carry; past them it is abandoned. */
+    maxResponseBytes: number
     costBucket: number
     costRestoreRate: number
     persistedOnly: boolean
@@ -220,6 +224,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
       maxDepth: integer(env, 'GRAPHQL_MAX_DEPTH', 10, 1, 100),
       maxCost: integer(env, 'GRAPHQL_MAX_COST', 5000, 1, 10_000_000),
       maxMutations: integer(env, 'GRAPHQL_MAX_MUTATIONS', 25, 1, 10_000),
+      // The introspection query GraphiQL and code generators send has about 200 tokens.
+      maxTokens: integer(env, 'GRAPHQL_MAX_TOKENS', 30_000, 1000, 10_000_000),
+      maxResponseBytes: integer(env, 'GRAPHQL_MAX_RESPONSE_BYTES', 5 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       costBucket: integer(env, 'GRAPHQL_COST_BUCKET', 20_000, 1, 100_000_000),
       costRestoreRate: integer(env, 'GRAPHQL_COST_RESTORE_RATE', 1000, 1, 100_000_000),
       persistedOnly: boolean(env, 'GRAPHQL_PERSISTED_ONLY', false),

@@ -60,6 +60,10 @@ export const errorCatalogue = {
   COST_LIMIT_EXCEEDED: { status: 422, graphql: 'COST_LIMIT_EXCEEDED', graphqlOnly: true },
   PERSISTED_QUERY_NOT_FOUND: { status: 422, graphql: 'PERSISTED_QUERY_NOT_FOUND', graphqlOnly: true },
   PERSISTED_QUERY_NOT_ALLOWED: { status: 422, graphql: 'PERSISTED_QUERY_NOT_ALLOWED', graphqlOnly: true },
+  // A GraphQL response (or subscription event) that grew past GRAPHQL_MAX_RESPONSE_BYTES: abandoned
+  // after execution, answered like a refused document (422 with graphql-response+json), since the
+  // client must ask for less (graphql/response-size.ts).
+  RESPONSE_TOO_LARGE: { status: 422, graphql: 'RESPONSE_TOO_LARGE', graphqlOnly: true },
   RATE_LIMITED: { status: 429, graphql: 'RATE_LIMITED' },
   INTERNAL: { status: 500, graphql: 'INTERNAL_SERVER_ERROR' },
   INTERNAL_SERVER_ERROR: { status: 500, graphql: 'INTERNAL_SERVER_ERROR', graphqlOnly: true },

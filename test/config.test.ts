@@ -15,6 +15,8 @@ t.test('defaults follow decisions §1 and §9', async (t) => {
     [10, 5000, 20_000, 1000],
   )
   t.equal(config.graphql.maxMutations, 25)
+  t.equal(config.graphql.maxTokens, 30_000)
+  t.equal(config.graphql.maxResponseBytes, 5_242_880, 'decisions §13: 5 MB')
 })
 
 t.test('a bad value stops the start with a message naming the variable', async (t) => {
@@ -29,6 +31,9 @@ t.test('a bad value stops the start with a message naming the variable', async (
     [{ GRAPHQL_MAX_DEPTH: '0' }, /^Invalid configuration: GRAPHQL_MAX_DEPTH /],
     [{ GRAPHQL_MAX_MUTATIONS: '0' }, /^Invalid configuration: GRAPHQL_MAX_MUTATIONS /],
     [{ GRAPHQL_MAX_MUTATIONS: 'many' }, /^Invalid configuration: GRAPHQL_MAX_MUTATIONS /],
+    [{ GRAPHQL_MAX_TOKENS: '100' }, /^Invalid configuration: GRAPHQL_MAX_TOKENS must be between 1000 and 10000000/],
+    [{ GRAPHQL_MAX_RESPONSE_BYTES: '5MB' }, /^Invalid configuration: GRAPHQL_MAX_RESPONSE_BYTES must be a whole number/],
+    [{ GRAPHQL_MAX_RESPONSE_BYTES: '10' }, /^Invalid configuration: GRAPHQL_MAX_RESPONSE_BYTES must be between 1024 and 1073741824/],
     [{ RATE_LIMIT_WINDOW: '500ms' }, /^Invalid configuration: RATE_LIMIT_WINDOW must be at least one second/],
     [{ SUBSCRIPTION_QUEUE_LIMIT: '0' }, /^Invalid configuration: SUBSCRIPTION_QUEUE_LIMIT /],
     [{ SUBSCRIPTION_KEEPALIVE: '5ms' }, /^Invalid configuration: SUBSCRIPTION_KEEPALIVE must be at least 10 ms/],

@@ -22,6 +22,7 @@ import {
 // name → graphql's own error; variables coerced with their declared defaults.
 import { buildExecutionContext } from 'graphql/execution/execute.js'
 import type { MercuriusContext } from 'mercurius'
+import { isObject } from './request-problems.ts'
 
 export interface ExecutingOperation {
   operation: OperationDefinitionNode
@@ -43,20 +44,44 @@ export function executingOperation(
 }
 
 /**
- * The `operationName` Mercurius hands to graphql for this request. Its preExecution hook is not
- * given it, so it is read where Mercurius' routes read it (mercurius/lib/routes.js): the body of a
- * POST (one entry of it in a batch), the query string of a GET and of the HEAD Fastify answers
- * with the GET handler. Automatic and allow-listed persisted queries take it from the same place:
- * only `query` comes from the store. Without an HTTP request (an in-process `app.graphql` call)
- * there is no name to read: a document with several operations is then refused, never guessed.
+ * A field of the GraphQL request Mercurius executes for this context, read where Mercurius'
+ * routes read it (mercurius/lib/routes.js): the body of a POST (one entry of it in a batch), the
+ * query string of a GET and of the HEAD Fastify answers with the GET handler. Automatic and
+ * allow-listed persisted queries take them from the same place: only `query` comes from the store.
  */
-export function requestedOperationName(context: MercuriusContext): string | undefined {
+function requestField(context: MercuriusContext, name: 'operationName' | 'variables'): unknown {
   const request = context.reply?.request
   if (!request) return undefined
   const fields: unknown = request.method === 'POST' ? request.body : request.query
   const entry: unknown = Array.isArray(fields) ? fields[context.operationId ?? 0] : fields
-  const name = typeof entry === 'object' && entry !== null ? (entry as { operationName?: unknown }).operationName : undefined
+  return isObject(entry) ? entry[name] : undefined
+}
+
+/**
+ * The `operationName` Mercurius hands to graphql for this request (its hooks are not given it).
+ * Without an HTTP request (an in-process `app.graphql` call) there is no name to read: a document
+ * with several operations is then refused, never guessed.
+ */
+export function requestedOperationName(context: MercuriusContext): string | undefined {
+  const name = requestField(context, 'operationName')
   return name === undefined || name === null ? undefined : String(name)
+}
+
+/**
+ * The variables Mercurius will hand to graphql for this request, for the hooks that run before it
+ * is given them (preValidation): an object in a POST body, JSON text in a GET's query string.
+ * Undefined when there are none or they are not an object, which Mercurius refuses itself.
+ */
+export function requestedVariables(context: MercuriusContext): Record<string, unknown> | undefined {
+  let variables = requestField(context, 'variables')
+  if (typeof variables === 'string') {
+    try {
+      variables = JSON.parse(variables)
+    } catch {
+      return undefined
+    }
+  }
+  return isObject(variables) ? variables : undefined
 }
 
 /** Whether graphql-js executes a selection, by its `@skip` and `@include` (with coerced variables). */

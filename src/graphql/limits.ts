@@ -1,5 +1,5 @@
 /**
- * Limits applied before execution (decisions §9, §12), all measured on the one operation that
+ * Limits applied before execution (decisions §9, §12, §13), all measured on the one operation that
  * will execute, with its coerced variables (executing-operation.ts), so they hold alike over POST,
  * GET with `operationName`, automatic persisted queries and the allow-list:
  *
@@ -10,9 +10,19 @@
  * - mutations: how many root fields of a mutation run, aliases and fragments spread at the root
  *   resolved, so one request cannot create thousands of records.
  *
- * A refused operation never reaches a resolver, so it runs no SQL.
+ * A refused operation never reaches a resolver, so it runs no SQL. A document Mercurius has not
+ * cached yet gets the same verdict before it is validated (preValidation), so that a refused one
+ * costs neither its validation nor a place in that cache.
  */
-import { GraphQLError, Kind, validate, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from 'graphql'
+import {
+  GraphQLError,
+  Kind,
+  validate,
+  type DocumentNode,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from 'graphql'
 // The field collection graphql-js executes the root selection with (internal in its typings, but
 // exported): aliases are separate fields, one response key is one execution, @skip/@include apply.
 import { collectFields } from 'graphql/execution/collectFields.js'
@@ -20,9 +30,15 @@ import type { MercuriusContext, PreExecutionHookResponse } from 'mercurius'
 import type { AppConfig } from '../config.ts'
 import { ApiError } from '../errors.ts'
 import type { CostBucket } from './cost-bucket.ts'
-import { operationCost } from './cost.ts'
+import { operationCost, priceOperation, type OperationPrice } from './cost.ts'
 import { locatedApiError } from './errors.ts'
-import { executingOperation, isIncluded, requestedOperationName, type ExecutingOperation } from './executing-operation.ts'
+import {
+  executingOperation,
+  isIncluded,
+  requestedOperationName,
+  requestedVariables,
+  type ExecutingOperation,
+} from './executing-operation.ts'
 import type { CostReport } from './context.ts'
 
 type GraphqlLimits = Pick<AppConfig['graphql'], 'maxDepth' | 'maxCost' | 'maxMutations'>
@@ -70,8 +86,7 @@ export function mutationCount(schema: GraphQLSchema, operation: ExecutingOperati
   return [...fields.values()].filter(([field]) => field !== undefined && !field.name.value.startsWith('__')).length
 }
 
-function refuseTooDeep(executing: ExecutingOperation, maxDepth: number): void {
-  const depth = operationDepth(executing)
+function refuseTooDeep(executing: ExecutingOperation, depth: number, maxDepth: number): void {
   if (depth > maxDepth) {
     const error = new ApiError('DEPTH_LIMIT_EXCEEDED', `The operation nests ${depth} levels deep; the limit is ${maxDepth}.`, {
       extensions: { depth, maxDepth },
@@ -90,18 +105,120 @@ function operationCount(document: DocumentNode): number {
 }
 
 /**
- * The preExecution hook: the operation is found, measured, refused or charged to the caller's
- * bucket. Mercurius' graphql-jit cache is keyed by the document text alone and runs whichever
- * operation it was compiled for, whatever `operationName` a later request names; so for a document
- * with several operations the hook hands the document back, which makes Mercurius execute it with
- * graphql-js and the named operation, the one measured here.
+ * The most fields (fragments expanded, lists not multiplied) an operation may select and still be
+ * compiled by graphql-jit. Compiling takes about 30 µs a field, in one block of the event loop, and
+ * the cost limit admits operations of tens of thousands of fields (a fragment of 3,000 scalars
+ * spread under 16 parents costs 4,817 points and took 1.3 s to compile); graphql-js executes those
+ * without compiling anything. Real operations select far fewer.
  */
-export function enforceOperationLimits(limits: GraphqlLimits, bucket: CostBucket) {
-  const report = (cost: number, available: number): CostReport => ({
+export const JIT_MAX_FIELDS = 1000
+
+/**
+ * Why an operation is refused by how it was sent, before its limits are looked at. Mercurius
+ * refuses a mutation over GET, but not over the HEAD Fastify serves with the GET handler; the code
+ * is Mercurius' own, so errors.ts answers both alike (405, Allow: POST). Over HTTP graphql-js would
+ * try to resolve a subscription field as a plain value and fail as an internal error;
+ * subscriptions are served over WebSocket only (and Mercurius runs no preExecution for those).
+ */
+function transportRefusal(operation: OperationDefinitionNode, context: MercuriusContext): Error | undefined {
+  const method = context.reply?.request.method
+  if (operation.operation !== 'query' && method !== undefined && method !== 'POST') {
+    return new ApiError('METHOD_NOT_ALLOWED', `A ${operation.operation} cannot be sent with ${method}.`)
+  }
+  if (operation.operation === 'subscription') {
+    return notExecutable([
+      new GraphQLError('Subscriptions are served over WebSocket at /graphql (graphql-transport-ws), not over HTTP.', {
+        nodes: [operation],
+      }),
+    ])
+  }
+  return undefined
+}
+
+interface OperationMeasures extends OperationPrice {
+  depth: number
+  mutations: number
+}
+
+function measure(schema: GraphQLSchema, executing: ExecutingOperation): OperationMeasures {
+  return { depth: operationDepth(executing), mutations: mutationCount(schema, executing), ...priceOperation(schema, executing) }
+}
+
+function costReport(bucket: CostBucket, cost: number, available: number): CostReport {
+  return {
     requestedQueryCost: cost,
     throttleStatus: { maximumAvailable: bucket.capacity, currentlyAvailable: available, restoreRate: bucket.restoreRate },
+  }
+}
+
+/**
+ * Depth, then the mutation count and the cost: an operation beyond them is refused, with the
+ * caller's bucket reported but not charged.
+ */
+async function refuseBeyondLimits(
+  executing: ExecutingOperation,
+  { depth, mutations, cost }: OperationMeasures,
+  limits: GraphqlLimits,
+  bucket: CostBucket,
+  context: MercuriusContext,
+): Promise<void> {
+  refuseTooDeep(executing, depth, limits.maxDepth)
+  if (mutations <= limits.maxMutations && cost <= limits.maxCost) return
+  const current = await bucket.take(context.caller.subject, 0)
+  if (current) context.cost = costReport(bucket, cost, current.available)
+  if (mutations > limits.maxMutations) {
+    throw new ApiError(
+      'COST_LIMIT_EXCEEDED',
+      `The operation runs ${mutations} mutations; the limit is ${limits.maxMutations} per request.`,
+      {
+        extensions: { mutations, maxMutations: limits.maxMutations },
+      },
+    )
+  }
+  throw new ApiError('COST_LIMIT_EXCEEDED', `The operation costs ${cost} points; the limit is ${limits.maxCost}.`, {
+    extensions: { cost, maxCost: limits.maxCost },
   })
-  return async function operationLimits(
+}
+
+/**
+ * The hooks that enforce the limits on queries and mutations, before anything executes:
+ *
+ * - preValidation: the verdict before graphql validates the document. Validating takes time in
+ *   proportion to the document (about 150 ms for the 21,000 tokens of
+ *   `orders(first: 48) { a1: id … a7000: id }`), and Mercurius keeps every document that validates
+ *   in its cache, refused or not; the verdict needs neither. The operation and its variables are
+ *   read from the request (Mercurius' hook is given neither). A document that cannot be measured
+ *   (no such operation, variables or a directive that do not coerce), or that its transport
+ *   refuses, goes on to validation and to preExecution, which answer it. Mercurius runs no
+ *   preValidation for a document it has cached.
+ * - preExecution: the operation is found, measured (or its measures taken over from
+ *   preValidation), refused or charged to the caller's bucket. Mercurius' graphql-jit cache is
+ *   keyed by the document text alone and runs whichever operation it was compiled for, whatever
+ *   `operationName` a later request names; so for a document with several operations the hook
+ *   hands the document back, which makes Mercurius execute it with graphql-js and the named
+ *   operation, the one measured here. It does the same for an operation too large to compile
+ *   quickly (JIT_MAX_FIELDS).
+ */
+export function operationLimitHooks(limits: GraphqlLimits, bucket: CostBucket) {
+  // What preValidation measured, for preExecution of the same request and document.
+  const measured = new WeakMap<MercuriusContext, { document: DocumentNode; measures: OperationMeasures }>()
+
+  async function preValidation(schema: GraphQLSchema, document: DocumentNode, context: MercuriusContext): Promise<void> {
+    let executing: ExecutingOperation
+    let measures: OperationMeasures
+    try {
+      const found = executingOperation(schema, document, requestedOperationName(context), requestedVariables(context))
+      if (!('operation' in found) || transportRefusal(found.operation, context)) return
+      executing = found
+      measures = measure(schema, executing)
+    } catch {
+      return
+    }
+    await refuseBeyondLimits(executing, measures, limits, bucket, context)
+    measured.set(context, { document, measures })
+  }
+
+  async function preExecution(
     schema: GraphQLSchema,
     document: DocumentNode,
     context: MercuriusContext,
@@ -109,53 +226,26 @@ export function enforceOperationLimits(limits: GraphqlLimits, bucket: CostBucket
   ): Promise<PreExecutionHookResponse<Error> | undefined> {
     const executing = executingOperation(schema, document, requestedOperationName(context), variables)
     if (!('operation' in executing)) throw notExecutable(executing)
-    const { operation } = executing
+    const refusal = transportRefusal(executing.operation, context)
+    if (refusal) throw refusal
 
-    // Mercurius refuses a mutation over GET, but not over the HEAD Fastify serves with the GET
-    // handler. The code is Mercurius' own, so errors.ts answers both alike (405, Allow: POST).
-    const method = context.reply?.request.method
-    if (operation.operation !== 'query' && method !== undefined && method !== 'POST') {
-      throw new ApiError('METHOD_NOT_ALLOWED', `A ${operation.operation} cannot be sent with ${method}.`)
-    }
-    // (Mercurius runs no preExecution for WebSocket subscriptions.) Over HTTP graphql-js would try to resolve a subscription field as a plain value and fail as
-    // an internal error; subscriptions are served over WebSocket only.
-    if (operation.operation === 'subscription') {
-      throw notExecutable([
-        new GraphQLError('Subscriptions are served over WebSocket at /graphql (graphql-transport-ws), not over HTTP.', {
-          nodes: [operation],
-        }),
-      ])
-    }
-
-    refuseTooDeep(executing, limits.maxDepth)
-
-    const cost = operationCost(schema, executing)
-    const mutations = mutationCount(schema, executing)
-    if (mutations > limits.maxMutations || cost > limits.maxCost) {
-      const current = await bucket.take(context.caller.subject, 0)
-      if (current) context.cost = report(cost, current.available)
-      if (mutations > limits.maxMutations) {
-        throw new ApiError(
-          'COST_LIMIT_EXCEEDED',
-          `The operation runs ${mutations} mutations; the limit is ${limits.maxMutations} per request.`,
-          { extensions: { mutations, maxMutations: limits.maxMutations } },
-        )
-      }
-      throw new ApiError('COST_LIMIT_EXCEEDED', `The operation costs ${cost} points; the limit is ${limits.maxCost}.`, {
-        extensions: { cost, maxCost: limits.maxCost },
-      })
-    }
+    const earlier = measured.get(context)
+    const measures = earlier?.document === document ? earlier.measures : measure(schema, executing)
+    await refuseBeyondLimits(executing, measures, limits, bucket, context)
+    const { cost, fields } = measures
     const taken = await bucket.take(context.caller.subject, cost)
     // Unmetered while the bucket's store (Redis) is unavailable: there is no throttle status to report.
-    if (taken) context.cost = report(cost, taken.available)
+    if (taken) context.cost = costReport(bucket, cost, taken.available)
     if (taken && !taken.allowed) {
       context.reply?.header('retry-after', String(taken.retryAfterSeconds))
       throw new ApiError('RATE_LIMITED', `Not enough points left: the operation costs ${cost}, ${taken.available} are available.`, {
         extensions: { retryAfter: taken.retryAfterSeconds },
       })
     }
-    return operationCount(document) > 1 ? { document } : undefined
+    return operationCount(document) > 1 || fields > JIT_MAX_FIELDS ? { document } : undefined
   }
+
+  return { preValidation, preExecution }
 }
 
 /**
@@ -182,7 +272,7 @@ export function enforceSubscriptionLimits(limits: Pick<GraphqlLimits, 'maxDepth'
       const [error] = executing
       throw locatedApiError(new ApiError('BAD_USER_INPUT', error?.message ?? 'The subscription cannot be executed.'), error?.nodes)
     }
-    refuseTooDeep(executing, limits.maxDepth)
+    refuseTooDeep(executing, operationDepth(executing), limits.maxDepth)
     const cost = operationCost(schema, executing)
     if (cost > limits.maxCost) {
       const error = new ApiError(

@@ -6,7 +6,7 @@
  */
 import type { Span } from '@opentelemetry/api'
 import type { FastifyInstance } from 'fastify'
-import { GraphQLScalarType, getOperationAST } from 'graphql'
+import { GraphQLScalarType, getOperationAST, type DocumentNode } from 'graphql'
 import type { IResolverObject, IResolvers, MercuriusContext } from 'mercurius'
 import type { Tracing } from '../plugins/tracing.ts'
 import type { LoaderDefinition, LoaderMap } from './batched-loaders.ts'
@@ -26,20 +26,23 @@ function end(span: Span | undefined): void {
 }
 
 /**
- * Registers the hooks. Call it before the operation limits' preExecution hook, so that an
- * operation the limits refuse is still counted under its name.
+ * Registers the hooks. Call it before the operation limits' hooks, so that an operation the
+ * limits refuse is still counted under its name.
  */
 export function observeGraphql(app: FastifyInstance): void {
   const tracing = app.tracing
   if (tracing) traceOperations(app, tracing)
 
-  app.graphql.addHook('preExecution', async (_schema, document, context) => {
+  const named = async (_schema: unknown, document: DocumentNode, context: MercuriusContext) => {
     const cost = context.reply?.request.cost
     if (!cost) return
     cost.graphqlOperation = getOperationAST(document, requestedOperationName(context))?.name?.value ?? 'anonymous'
     // Until onResolution says otherwise: a limit refused it.
     cost.graphqlOutcome = 'refused'
-  })
+  }
+  // The limits refuse an operation before its document is validated or before it executes (limits.ts).
+  app.graphql.addHook('preValidation', named)
+  app.graphql.addHook('preExecution', named)
   app.graphql.addHook('onResolution', async (execution, context) => {
     const request = context.reply?.request
     if (!request) return

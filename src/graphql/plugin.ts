@@ -13,7 +13,7 @@ import { formatGraphqlErrors, GRAPHQL_RESPONSE_MEDIA_TYPE, wantsGraphqlResponse 
 import { createMemoryCostBucket, createRedisCostBucket } from './cost-bucket.ts'
 import { registerPublicDataCache } from './cache.ts'
 import { refuseGetWithoutOperation } from './get-operation.ts'
-import { enforceOperationLimits, enforceSubscriptionLimits } from './limits.ts'
+import { enforceSubscriptionLimits, operationLimitHooks } from './limits.ts'
 import { graphqlResolvers } from './resolvers.ts'
 import { createBoundedPubSub, SLOW_SUBSCRIBER_CLOSE_CODE } from './pubsub.ts'
 import { registerSubscriptionTransport } from './websocket.ts'
@@ -23,6 +23,7 @@ import { refuseMalformedRequests } from './request-problems.ts'
 import { registerGraphiql } from './graphiql.ts'
 import { observeGraphql, tracedLoaders, tracedResolvers } from './observability.ts'
 import { withBatchedLoaders } from './batched-loaders.ts'
+import { boundResponses, boundSubscriptionEvents } from './response-size.ts'
 
 function rejectUnauthenticated(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
   if (request.caller) return undefined
@@ -45,6 +46,7 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
       maxSubscriptionsPerConnection: subscriptions.maxPerConnection,
       maxConnectionsPerCaller: subscriptions.maxConnectionsPerCaller,
       maxSubscriptionsPerCaller: subscriptions.maxPerCaller,
+      maxTokens: options.config.graphql.maxTokens,
     })
     const persistedQueries = persistedQueryProvider(options.config.graphql.persistedOnly, options.config.graphql.persistedManifest)
     await app.register(mercurius, {
@@ -59,6 +61,8 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
       graphiql: false,
       context: (request) => ({ caller: request.caller as Caller }),
       jit: options.config.graphql.jit,
+      // Parsing stops at the token limit (document-tokens.ts): GRAPHQL_PARSE_FAILED.
+      graphql: { parseOptions: { maxTokens: options.config.graphql.maxTokens } },
       errorFormatter: formatGraphqlErrors,
       // graphql-transport-ws. Connections are admitted (or refused) in websocket.ts.
       subscription: {
@@ -79,6 +83,9 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
     if (options.config.nodeEnv !== 'production') await registerGraphiql(app, '/graphql')
     refuseUnstorableText(app)
     refuseMalformedRequests(app)
+    // Before observeGraphql's onResolution: an abandoned response is then counted as refused.
+    app.graphql.addHook('onResolution', boundResponses(options.config.graphql.maxResponseBytes))
+    app.graphql.addHook('onSubscriptionResolution', boundSubscriptionEvents(options.config.graphql.maxResponseBytes))
     // Before the limits' preExecution hook, so that a refused operation is counted by its name.
     observeGraphql(app)
 
@@ -92,8 +99,11 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
       ? createRedisCostBucket(app.redis, costBucket, costRestoreRate, (error) => app.redisFailedOpen('GraphQL points', error))
       : createMemoryCostBucket(costBucket, costRestoreRate)
 
-    // Depth, cost, the mutation count and the caller's points bucket, before anything executes.
-    app.graphql.addHook('preExecution', enforceOperationLimits(options.config.graphql, bucket))
+    // Depth, cost, the mutation count and the caller's points bucket, before anything executes;
+    // the same verdict before graphql validates a document it has not seen.
+    const limits = operationLimitHooks(options.config.graphql, bucket)
+    app.graphql.addHook('preValidation', limits.preValidation)
+    app.graphql.addHook('preExecution', limits.preExecution)
     app.graphql.addHook('onResolution', async (execution, context) => {
       if (context.cost) (execution as { extensions?: Record<string, unknown> }).extensions = { ...execution.extensions, cost: context.cost }
     })

@@ -19,6 +19,8 @@
  *   says, a subscribe reusing the id of an active operation is closed with 4409, and one without a
  *   string id and query with 4400 (Mercurius would run a query sent as an object without the hook
  *   that counts it).
+ * - A subscribe whose document has more than `maxTokens` tokens gets an `error` on its id
+ *   (GRAPHQL_PARSE_FAILED) before Mercurius parses it, which it does without a token limit.
  * - 4408 for a connection that sends no `connection_init` in time.
  * - Keep-alive: a WebSocket ping every `keepAliveMs`; a peer that has not answered the previous
  *   ping by the next one is gone and its socket is terminated (its subscriptions end with it).
@@ -33,6 +35,7 @@ import type { IncomingMessage } from 'node:http'
 import type { WebSocket } from 'ws'
 import type { Caller } from '../auth/caller.ts'
 import { ApiError, credentialRequired } from '../errors.ts'
+import { exceedsTokens, tooManyTokensMessage } from './document-tokens.ts'
 import { locatedApiError } from './errors.ts'
 
 const CLOSE_INVALID_MESSAGE = 4400
@@ -60,6 +63,8 @@ export interface SubscriptionTransportOptions {
   maxConnectionsPerCaller: number
   /** Active subscriptions one caller may hold across its connections on this instance. */
   maxSubscriptionsPerCaller: number
+  /** Tokens a subscription's document may have (GRAPHQL_MAX_TOKENS). */
+  maxTokens: number
 }
 
 export interface SubscriptionSockets {
@@ -132,12 +137,16 @@ function initAuthorization(payload: unknown): string | undefined {
   return value === undefined ? undefined : String(value)
 }
 
-function isSubscribePayload(payload: unknown): boolean {
+function isSubscribePayload(payload: unknown): payload is { query: string } {
   return typeof payload === 'object' && payload !== null && 'query' in payload && typeof payload.query === 'string'
 }
 
 /** A subscribe the connection does not take, as the `error` message on its id. */
-function refused(code: 'BAD_REQUEST' | 'TOO_MANY_SUBSCRIPTIONS', message: string, extensions: Record<string, unknown> = {}): GraphQLError {
+function refused(
+  code: 'BAD_REQUEST' | 'TOO_MANY_SUBSCRIPTIONS' | 'GRAPHQL_PARSE_FAILED',
+  message: string,
+  extensions: Record<string, unknown> = {},
+): GraphQLError {
   return locatedApiError(new ApiError(code, message, { extensions }))
 }
 
@@ -150,6 +159,60 @@ function observeSent(socket: WebSocket, onSent: (message: string) => void): void
   socket.send = function sendObserved(this: WebSocket, data: unknown, ...rest: unknown[]) {
     Reflect.apply(send, this, [data, ...rest])
     if (typeof data === 'string' && !data.startsWith('{"type":"next"')) onSent(data)
+  }
+}
+
+/**
+ * A subscribe as the protocol takes it, or the close it calls for: 4400 without a string id and a
+ * query (Mercurius would run a query sent as an object without the hook that counts it), 4409 for
+ * the id of an active operation.
+ */
+function checkSubscribe(
+  connection: Connection,
+  { id, payload }: ClientMessage,
+): { id: string; payload: { query: string } } | { close: { code: number; reason: string } } {
+  if (typeof id !== 'string' || id === '' || !isSubscribePayload(payload)) {
+    return { close: { code: CLOSE_INVALID_MESSAGE, reason: 'Invalid message received' } }
+  }
+  if (connection.operations.has(id)) {
+    const reason = `Subscriber for ${id} already exists`
+    return {
+      close: {
+        code: CLOSE_DUPLICATE_OPERATION,
+        reason: Buffer.byteLength(reason) <= 123 ? reason : 'Subscriber for that id already exists',
+      },
+    }
+  }
+  return { id, payload }
+}
+
+/**
+ * Mercurius parses a subscribe's document as soon as it handles the message, without graphql's
+ * token limit (document-tokens.ts), and the document may be as long as a message (1 MiB; parsing
+ * that took up to 1.7 s). So a subscribe whose document has more than `maxTokens` tokens is
+ * answered here, with an `error` on its id (or the close the protocol calls for), and never
+ * passed on, to Mercurius or to the listeners below: a message already handed to Mercurius is
+ * parsed even after the connection is closed. Before `connection_init` is accepted, Mercurius
+ * parses nothing, and every message goes on as usual.
+ */
+function refuseLongDocuments(socket: WebSocket, connection: Connection, maxTokens: number): void {
+  const emit = socket.emit
+  socket.emit = function emitBounded(this: WebSocket, event: string | symbol, ...args: unknown[]): boolean {
+    const [data] = args
+    // A document of more than maxTokens tokens has more than maxTokens characters.
+    if (event === 'message' && connection.admitted !== undefined && Buffer.isBuffer(data) && data.length > maxTokens) {
+      const message = parseMessage(data)
+      if (message?.type === 'subscribe' && isSubscribePayload(message.payload) && exceedsTokens(message.payload.query, maxTokens)) {
+        const checked = checkSubscribe(connection, message)
+        if ('close' in checked) socket.close(checked.close.code, checked.close.reason)
+        else {
+          const error = refused('GRAPHQL_PARSE_FAILED', tooManyTokensMessage(maxTokens), { maxTokens })
+          socket.send(JSON.stringify({ type: 'error', id: checked.id, payload: [error] }))
+        }
+        return true
+      }
+    }
+    return Reflect.apply(emit, this, [event, ...args])
   }
 }
 
@@ -186,6 +249,7 @@ export async function registerSubscriptionTransport(
   app.websocketServer.on('connection', (socket: WebSocket, request: IncomingMessage) => {
     const connection: Connection = { admitted: undefined, operations: new Map(), active: 0 }
     connections.set(socket, connection)
+    refuseLongDocuments(socket, connection, options.maxTokens)
     alive.add(socket)
     socket.on('pong', () => alive.add(socket))
     const initTimer = setTimeout(() => socket.close(CLOSE_INIT_TIMEOUT, 'Connection initialisation timeout'), options.initTimeoutMs)
@@ -241,16 +305,13 @@ export async function registerSubscriptionTransport(
       }
     }
 
-    const subscribe = ({ use }: { use: CallerUse }, { id, payload }: ClientMessage) => {
-      if (typeof id !== 'string' || id === '' || !isSubscribePayload(payload)) {
-        socket.close(CLOSE_INVALID_MESSAGE, 'Invalid message received')
+    const subscribe = ({ use }: { use: CallerUse }, message: ClientMessage) => {
+      const checked = checkSubscribe(connection, message)
+      if ('close' in checked) {
+        socket.close(checked.close.code, checked.close.reason)
         return
       }
-      if (connection.operations.has(id)) {
-        const reason = `Subscriber for ${id} already exists`
-        socket.close(CLOSE_DUPLICATE_OPERATION, Buffer.byteLength(reason) <= 123 ? reason : 'Subscriber for that id already exists')
-        return
-      }
+      const { id, payload } = checked
       const refusedBy =
         connection.active >= options.maxSubscriptionsPerConnection
           ? 'connection'

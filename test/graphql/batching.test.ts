@@ -10,9 +10,12 @@ const admin = bearer(1, 'admin')
 
 async function setup(t: Parameters<typeof build>[0]) {
   let statements = 0
-  // users(first: 50) { orders(last: 10) { items } } costs 10,550 points, over the default limit:
-  // this test is about statements, so the limit is raised.
-  const app = await build(t, { onQuery: () => void statements++, env: { GRAPHQL_MAX_COST: '100000', EVENTS_RELAY: 'false' } })
+  // users(first: 50) { id orders(last: 10) { id items { sku } } } costs 21,100 points, over the
+  // default limit and bucket: this test is about statements, so both are raised.
+  const app = await build(t, {
+    onQuery: () => void statements++,
+    env: { GRAPHQL_MAX_COST: '100000', GRAPHQL_COST_BUCKET: '1000000', EVENTS_RELAY: 'false' },
+  })
   // 60 users, each with two orders, so that every page size below is full.
   await sql`
     insert into users (name, company_id)

@@ -241,43 +241,56 @@ t.test('ordersConnection { node { user items { product } } } issues the same sta
   t.ok(counts[0]! <= 8, `a small, fixed number of statements (${counts[0]})`)
 })
 
-t.test('a connection costs exactly what the equivalent list costs', async (t) => {
+t.test('a connection costs what the equivalent list costs, plus the scalars selected on its edges and pageInfo', async (t) => {
   const app = await build(t, { env: { EVENTS_RELAY: 'false' } })
   const cost = async (query: string, variables?: Record<string, unknown>) => {
     const body = await graphql(app, admin, query, variables)
     t.notOk(body.errors, query)
     return body.extensions!.cost!.requestedQueryCost
   }
-  const pairs: Array<[string, string, number]> = [
+  // [list, connection, the list's cost, the connection's cost]
+  const pairs: Array<[string, string, number, number]> = [
     [
       '{ orders(first: 10) { id items { sku product { name } } } }',
       '{ ordersConnection(first: 10) { edges { cursor node { id items { sku product { name } } } } pageInfo { hasNextPage endCursor } } }',
-      410,
+      820,
+      10 * (1 + 82) + 1,
     ],
-    ['{ orders { id } }', '{ ordersConnection { edges { node { id } } } }', 20],
-    ['{ users(first: 5) { orders(last: 2) { id } } }', '{ usersConnection(first: 5) { edges { node { orders(last: 2) { id } } } } }', 15],
+    ['{ orders { id } }', '{ ordersConnection { edges { node { id } } } }', 20 * 2, 20 * 2],
+    [
+      '{ users(first: 5) { orders(last: 2) { id } } }',
+      '{ usersConnection(first: 5) { edges { node { orders(last: 2) { id } } } } }',
+      5 * (1 + 2 * 2),
+      5 * (1 + 2 * 2),
+    ],
     [
       '{ articles(first: 3) { comments(first: 4) { author { name } } } }',
       '{ articlesConnection(first: 3) { edges { node { commentsConnection(first: 4) { edges { node { author { name } } } } } } } }',
-      3 * (1 + 4 * 2),
+      3 * (1 + 4 * (1 + 2)),
+      3 * (1 + 4 * (1 + 2)),
     ],
-    ['{ products(first: 7) { sku } }', '{ productsConnection(first: 7) { pageInfo { hasNextPage } edges { cursor node { sku } } } }', 7],
+    [
+      '{ products(first: 7) { sku } }',
+      '{ productsConnection(first: 7) { pageInfo { hasNextPage } edges { cursor node { sku } } } }',
+      7 * 2,
+      7 * (1 + 2) + 1,
+    ],
   ]
-  for (const [list, connection, expected] of pairs) {
-    t.equal(await cost(list), expected, list)
-    t.equal(await cost(connection), expected, connection)
+  for (const [list, connection, listCost, connectionCost] of pairs) {
+    t.equal(await cost(list), listCost, list)
+    t.equal(await cost(connection), connectionCost, connection)
   }
   t.equal(
     await cost('query($n: Int = 30) { ordersConnection(first: $n) { edges { node { id } } } }'),
-    30,
+    30 * 2,
     'a variable default is the page size',
   )
   t.equal(
     await cost('query($n: Int = 30) { ordersConnection(first: $n) { edges { node { id } } } }', { n: 4 }),
-    4,
+    4 * 2,
     'a sent variable is the page size',
   )
-  t.equal(await cost('{ ordersConnection(first: 9) { pageInfo { hasNextPage } } }'), 0, 'no edges selected: no records priced')
+  t.equal(await cost('{ ordersConnection(first: 9) { pageInfo { hasNextPage } } }'), 1, "no edges selected: only pageInfo's scalar")
 })
 
 t.test(
@@ -291,12 +304,13 @@ t.test(
       fragment Edge on OrderEdge { cursor node { ...Fields } }
       fragment Fields on Order { id user { name } }
       { small: ordersConnection(first: 2) { ...Page } large: ordersConnection(first: 50) { ...Page } }`),
-      2 * 2 + 50 * 2,
+      // An edge: its cursor (⌈0.1⌉) and its node (1 + ⌈0.1⌉ + user 2); pageInfo: ⌈0.1⌉.
+      2 * (1 + 4) + 1 + (50 * (1 + 4) + 1),
       'the same fragment under first: 2 and first: 50',
     )
     t.equal(
       await priced(`{ a: ordersConnection(first: 3) { ... on OrderConnection { edges { node { id } } } } b: orders(first: 3) { id } }`),
-      3 + 3,
+      3 * 2 + 3 * 2,
       'inline fragments on the connection keep its page size',
     )
   },
@@ -318,7 +332,7 @@ t.test('the limits refuse deep or expensive connection queries before anything r
   t.equal(expensive.statusCode, 422)
   const body = expensive.json()
   t.equal(body.errors[0].extensions.code, 'COST_LIMIT_EXCEEDED')
-  t.equal(body.extensions.cost.requestedQueryCost, 100 * (1 + 20 * 2 + (1 + 100)), "priced as the README's refused list example")
+  t.equal(body.extensions.cost.requestedQueryCost, 100 * (1 + 20 * (1 + 2) + (1 + 100 * 2)), "priced as the README's refused list example")
   t.equal(statements, 0, 'nothing reached the database')
 
   // edges and node are levels of the selection: a connection nests two deeper than its list.

@@ -17,8 +17,8 @@ t.test("every response reports its cost and the caller's bucket (the README's wo
   const body = response.json()
   t.notOk(body.errors)
   t.same(body.extensions.cost, {
-    requestedQueryCost: 410,
-    throttleStatus: { maximumAvailable: 20000, currentlyAvailable: 19590, restoreRate: 1000 },
+    requestedQueryCost: 10 * (1 + 1 + 20 * (1 + 1 + (1 + 1))),
+    throttleStatus: { maximumAvailable: 20000, currentlyAvailable: 20000 - 820, restoreRate: 1000 },
   })
   const variables = await app.inject({
     method: 'POST',
@@ -26,7 +26,7 @@ t.test("every response reports its cost and the caller's bucket (the README's wo
     headers: admin,
     payload: { query: 'query($n: Int) { users(first: $n) { orders(last: 2) { id } } }', variables: { n: 5 } },
   })
-  t.equal(variables.json().extensions.cost.requestedQueryCost, 5 * (1 + 2 * 1), 'first/last from variables')
+  t.equal(variables.json().extensions.cost.requestedQueryCost, 5 * (1 + 2 * (1 + 1)), 'first/last from variables')
 })
 
 t.test('variables are priced as the resolvers receive them: declared defaults apply, a sent value overrides them', async (t) => {
@@ -35,14 +35,16 @@ t.test('variables are priced as the resolvers receive them: declared defaults ap
     (await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query, ...(variables ? { variables } : {}) } })).json()
       .extensions.cost.requestedQueryCost
   const paged = 'query($n: Int = 100) { orders(first: $n) { id } }'
-  t.equal(await cost(paged), 100, 'the default, not the page size 20')
-  t.equal(await cost(paged, {}), 100, 'an empty variables object too')
-  t.equal(await cost(paged, { n: 5 }), 5, 'a sent value overrides the default')
-  t.equal(await cost(paged, { n: null }), 20, 'an explicit null is no size: the page size')
+  t.equal(await cost(paged), 100 * 2, 'the default, not the page size 20')
+  t.equal(await cost(paged, {}), 100 * 2, 'an empty variables object too')
+  t.equal(await cost(paged, { n: 5 }), 5 * 2, 'a sent value overrides the default')
+  t.equal(await cost(paged, { n: null }), 20 * 2, 'an explicit null is no size: the page size')
   // @skip/@include with their variables decide what executes, so what is priced.
   const optional = 'query($more: Boolean = false) { me { name } orders(first: 50) @include(if: $more) { id } }'
-  t.equal(await cost(optional), 1, 'left out by the default')
-  t.equal(await cost(optional, { more: true }), 1 + 50)
+  t.equal(await cost(optional), 1 + 1, 'left out by the default')
+  t.equal(await cost(optional, { more: true }), 1 + 1 + 50 * 2)
+  const fifty = Array.from({ length: 50 }, (_, i) => `a${i + 1}: name`).join(' ')
+  t.equal(await cost(`{ me { ${fifty} } }`), 1 + 5, "the README's aliases: 50 scalars are 5 points")
 })
 
 t.test('an operation over the cost limit is refused before execution, without touching the database', async (t) => {
@@ -59,19 +61,19 @@ t.test('an operation over the cost limit is refused before execution, without to
   t.equal(response.statusCode, 422)
   const body = response.json()
   t.equal(body.errors[0].extensions.code, 'COST_LIMIT_EXCEEDED')
-  t.equal(body.extensions.cost.requestedQueryCost, 100 * (1 + 20 * 2 + (1 + 100)))
+  t.equal(body.extensions.cost.requestedQueryCost, 100 * (1 + 20 * (1 + (1 + 1)) + (1 + 100 * 2)), "the README's refused example: 26,200")
   t.equal(statements, 0, 'no SQL ran')
 })
 
 t.test('an empty bucket is RATE_LIMITED with 429 and Retry-After; introspection stays free', async (t) => {
-  const app = await build(t, { env: { GRAPHQL_COST_BUCKET: '500', GRAPHQL_COST_RESTORE_RATE: '1' } })
+  const app = await build(t, { env: { GRAPHQL_COST_BUCKET: '1000', GRAPHQL_COST_RESTORE_RATE: '1' } })
   const query = '{ orders(first: 10) { id items { sku product { name } } } }'
   t.notOk((await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query } })).json().errors)
   const limited = await app.inject({ method: 'POST', url: '/graphql', headers: modern, payload: { query } })
   t.equal(limited.statusCode, 429)
   t.equal(limited.json().errors[0].extensions.code, 'RATE_LIMITED')
   t.match(limited.headers['retry-after'], /^\d+$/)
-  t.ok(limited.json().extensions.cost.throttleStatus.currentlyAvailable < 410)
+  t.ok(limited.json().extensions.cost.throttleStatus.currentlyAvailable < 820)
   const introspection = await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query: getIntrospectionQuery() } })
   t.notOk(introspection.json().errors, 'introspection costs nothing')
   t.equal(introspection.json().extensions.cost.requestedQueryCost, 0)
@@ -87,7 +89,7 @@ t.test('an empty bucket is RATE_LIMITED with 429 and Retry-After; introspection 
 t.test('two instances sharing Redis share one points bucket', async (t) => {
   const url = await reachableRedis(t)
   if (!url) return
-  const env = { REDIS_URL: url, GRAPHQL_COST_BUCKET: '500', GRAPHQL_COST_RESTORE_RATE: '1' }
+  const env = { REDIS_URL: url, GRAPHQL_COST_BUCKET: '1000', GRAPHQL_COST_RESTORE_RATE: '1' }
   const database = await createTestDatabase(t)
   const a = await build(t, { env, database })
   const b = await build(t, { env, database })

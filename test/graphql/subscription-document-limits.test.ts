@@ -32,7 +32,7 @@ const subscribe = (connection: RawConnection, id: string, query: string, variabl
 // 12 levels: orderCreated > user > orders > user > orders > … > id.
 const DEEP =
   'subscription { orderCreated { user { orders(last: 1) { user { orders(last: 1) { user { orders(last: 1) { user { orders(last: 1) { user { orders(last: 1) { id } } } } } } } } } } } }'
-// Per event: 1 + user (1 + orders n × (1 + items 20 × 2 + user (1 + 100))).
+// Per event: 1 + ⌈0.1⌉ + user (1 + orders n × (1 + items 20 × (1 + 2) + user (1 + 100 × 2))) = 3 + n × 262.
 const PRICED =
   'subscription($n: Int = 100) { orderCreated { id user { orders(last: $n) { items { product { name } } user { orders(last: 100) { id } } } } } }'
 
@@ -54,7 +54,7 @@ t.test('invalid, too deep and too expensive subscriptions are refused on their o
   subscribe(connection, 'priced-default', PRICED)
   t.match(
     await errorOn(connection, 'priced-default'),
-    { extensions: { code: 'COST_LIMIT_EXCEEDED', cost: 1 + 1 + 100 * (1 + 40 + 101), maxCost: 5000 } },
+    { extensions: { code: 'COST_LIMIT_EXCEEDED', cost: 3 + 100 * 262, maxCost: 5000 } },
     'the cost uses the variable default',
   )
 

@@ -24,7 +24,10 @@ function timing(header: unknown): { statements: number; dbMs: number; totalMs: n
 t.test('Server-Timing counts the statements the batching tests count, for the same queries', async (t) => {
   let counted = 0
   // The batching tests' set-up (test/graphql/batching.test.ts): 60 more users with two orders each.
-  const app = await build(t, { onQuery: () => void counted++, env: { GRAPHQL_MAX_COST: '100000', EVENTS_RELAY: 'false' } })
+  const app = await build(t, {
+    onQuery: () => void counted++,
+    env: { GRAPHQL_MAX_COST: '100000', GRAPHQL_COST_BUCKET: '1000000', EVENTS_RELAY: 'false' },
+  })
   await sql`
     insert into users (name, company_id)
     select 'Load user ' || n, case when n % 3 = 0 then null else 1 + n % 2 end from generate_series(1, 60) as n`.execute(app.db)
