@@ -25,9 +25,9 @@ export function requireCaller(request: FastifyRequest): Caller {
   throw credentialRequired(request.credentialError)
 }
 
-export default fp<{ jwtSecret: string }>(
+export default fp<{ jwtSecret: string; jwtMaxLifetimeMs: number }>(
   async function auth(app, options) {
-    const verify = createTokenVerifier(options.jwtSecret)
+    const verify = createTokenVerifier(options.jwtSecret, options.jwtMaxLifetimeMs)
 
     function authenticate(authorization: string | undefined): { caller: Caller | null; error: string | undefined } {
       if (authorization === undefined || authorization === '') return { caller: null, error: undefined }
