@@ -82,7 +82,10 @@ export function answerClientError(this: FastifyInstance, error: Error & { code?:
     `content-length: ${Buffer.byteLength(body)}`,
     'connection: close',
   ]
-  this.log.info({ requestId, status: answer.status, code: answer.code, reason: error.code }, 'request refused before it was read')
+  this.log.info(
+    { requestId, status: answer.status, code: answer.code, reason: error.code },
+    'client error: answered before the request was read',
+  )
   if (socket.writable) socket.write(`${head.join('\r\n')}\r\n\r\n${body}`)
   socket.destroy(error)
 }
