@@ -77,41 +77,47 @@ function assertCarriesTheCommonHeaders(t: Test, answer: RawAnswer, what: string)
   t.ok(answer.headers['strict-transport-security'], `${what}: helmet's other headers`)
 }
 
-t.test("Node's own 400 and 431 are problem+json with X-Request-Id and the security headers, no RateLimit fields, and close", async (t) => {
-  const app = await listeningApp(t)
-  const malformed = await send(t, app, 'GET /api/v1/orders HTTP/1.1\r\nHost: localhost\r\nNot a header\r\n\r\n')
-  t.equal(malformed.status, 400)
-  assertCarriesTheCommonHeaders(t, malformed, 'malformed request')
-  t.match(JSON.parse(malformed.body), { code: 'MALFORMED_REQUEST', type: '/problems/bad-request' })
-  t.match(malformed.headers['x-request-id'], UUID)
-  t.notOk('instance' in JSON.parse(malformed.body), 'no instance: the request target was never read')
-
-  const huge = await send(t, app, get('/api/v1/orders', { 'x-padding': 'a'.repeat(20_000) }))
-  t.equal(huge.status, 431)
-  assertCarriesTheCommonHeaders(t, huge, 'headers too large')
-  t.match(JSON.parse(huge.body), {
-    code: 'HEADERS_TOO_LARGE',
-    type: '/problems/headers-too-large',
-    title: 'Request Header Fields Too Large',
-  })
-
-  for (const answer of [malformed, huge]) {
-    t.equal(answer.headers.connection, 'close')
-    t.ok(answer.closed, 'the connection is closed')
-    t.equal(answer.headers['ratelimit-limit'], undefined, 'no RateLimit fields: no caller was read')
-    t.equal(answer.headers['content-length'], String(Buffer.byteLength(answer.body)), 'Content-Length is the body')
-  }
-  t.not(malformed.headers['x-request-id'], huge.headers['x-request-id'], 'each answer its own id')
-})
-
-t.test("Node's 408 for headers that never finish is the same kind of answer", async (t) => {
-  const app = await listeningApp(t)
-  const slow = await send(t, app, 'GET /api/v1/orders HTTP/1.1\r\nHost: localhost\r\n')
-  t.equal(slow.status, 408)
-  assertCarriesTheCommonHeaders(t, slow, 'request timeout')
-  t.match(JSON.parse(slow.body), { code: 'REQUEST_TIMEOUT', type: '/problems/request-timeout' })
-  t.ok(slow.closed)
-})
+t.test(
+  "Node's own 400, 408 and 431 are problem+json with X-Request-Id and the security headers, no RateLimit fields, and close",
+  async (t) => {
+    const app = await listeningApp(t)
+    const ids = new Set<string>()
+    for (const { what, request, status, problem } of [
+      {
+        what: 'a malformed header',
+        request: 'GET /api/v1/orders HTTP/1.1\r\nHost: localhost\r\nNot a header\r\n\r\n',
+        status: 400,
+        problem: { code: 'MALFORMED_REQUEST', type: '/problems/bad-request' },
+      },
+      {
+        what: 'headers too large',
+        request: get('/api/v1/orders', { 'x-padding': 'a'.repeat(20_000) }),
+        status: 431,
+        problem: { code: 'HEADERS_TOO_LARGE', type: '/problems/headers-too-large', title: 'Request Header Fields Too Large' },
+      },
+      {
+        what: 'headers that never finish',
+        request: 'GET /api/v1/orders HTTP/1.1\r\nHost: localhost\r\n',
+        status: 408,
+        problem: { code: 'REQUEST_TIMEOUT', type: '/problems/request-timeout' },
+      },
+    ]) {
+      const answer = await send(t, app, request)
+      t.equal(answer.status, status, what)
+      assertCarriesTheCommonHeaders(t, answer, what)
+      const body = JSON.parse(answer.body)
+      t.match(body, problem, `${what}: its problem`)
+      t.notOk('instance' in body, `${what}: no instance, the request target was never read`)
+      t.match(answer.headers['x-request-id'], UUID, `${what}: an id of the service's`)
+      ids.add(answer.headers['x-request-id']!)
+      t.equal(answer.headers.connection, 'close', `${what}: Connection: close`)
+      t.ok(answer.closed, `${what}: the connection is closed`)
+      t.equal(answer.headers['ratelimit-limit'], undefined, `${what}: no RateLimit fields, no caller was read`)
+      t.equal(answer.headers['content-length'], String(Buffer.byteLength(answer.body)), `${what}: Content-Length is the body's`)
+    }
+    t.equal(ids.size, 3, 'each answer its own id')
+  },
+)
 
 t.test('the 414 of a 2,000-digit id carries every header a routed answer does, and is rate limited', async (t) => {
   const app = await listeningApp(t, { RATE_LIMIT_MAX: '2' })
