@@ -13,7 +13,8 @@ Prints a signed bearer token (HS256, with JWT_SECRET or the server's development
 
   --sub <id>        the user the token speaks for, e.g. 2 (demo users are 1-4; 1 is the admin)
   --scope <scopes>  space-separated: orders:read orders:write articles:write admin (default: none)
-  --ttl <duration>  how long it is valid: 3600, 90s, 15m, 1h or 7d (default: 1h)
+  --ttl <duration>  how long it is valid: 3600, 90s, 15m, 1h or 1d (default: 1h), at most
+                    JWT_MAX_LIFETIME (24h unless set): the server refuses a longer-lived token
   -h, --help        this text
 
 Example:
@@ -23,7 +24,7 @@ Example:
 
 function seconds(ttl: string): number {
   const match = /^(\d+)([smhd]?)$/.exec(ttl)
-  if (!match) throw new Error(`--ttl must look like 3600, 90s, 15m, 1h or 7d, got "${ttl}"`)
+  if (!match) throw new Error(`--ttl must look like 3600, 90s, 15m, 1h or 1d, got "${ttl}"`)
   return Number(match[1]) * { '': 1, s: 1, m: 60, h: 3600, d: 86400 }[match[2] as '' | 's' | 'm' | 'h' | 'd']
 }
 
@@ -56,8 +57,15 @@ try {
   if (!values.sub || !/^[1-9]\d*$/.test(values.sub)) throw new Error('--sub must be a user id, for example --sub 2')
   loadEnvFile()
   const config = loadConfig()
+  const ttl = seconds(values.ttl ?? '1h')
+  // A token the server would refuse is no use to anyone: say so instead of printing it.
+  if (ttl * 1000 > config.jwtMaxLifetimeMs) {
+    throw new Error(
+      `--ttl ${values.ttl} is longer than JWT_MAX_LIFETIME (${config.jwtMaxLifetimeMs / 1000} s): the server would refuse the token`,
+    )
+  }
   const sign = createTokenSigner(config.jwtSecret)
-  process.stdout.write(`${sign({ sub: values.sub, scope: values.scope ?? '' }, seconds(values.ttl ?? '1h'))}\n`)
+  process.stdout.write(`${sign({ sub: values.sub, scope: values.scope ?? '' }, ttl)}\n`)
 } catch (error) {
   fail((error as Error).message)
 }

@@ -13,13 +13,15 @@ import type { DatabaseHandle } from './db/database.ts'
 import { createValidatorCompiler } from './http/validation.ts'
 import { lazySerializerFactory } from './http/lazy-serializers.ts'
 import { registerOperations } from './http/register-operations.ts'
+import { registerJsonBodies } from './http/utf8-bodies.ts'
+import { answerClientError, answerFrameworkError } from './http/unrouted-answers.ts'
 import { restHandlers } from './http/rest-handlers.ts'
 import { servedContract } from './http/served-contract.ts'
 import { requestLogSerializer } from './http/redact-credentials.ts'
 import { requestIdOf } from './http/request-id.ts'
 import authPlugin from './plugins/auth.ts'
 import dbPlugin from './plugins/db.ts'
-import problemJson, { answerFrameworkError } from './plugins/problem-json.ts'
+import problemJson from './plugins/problem-json.ts'
 import securityHeaders from './plugins/security-headers.ts'
 import shutdown from './plugins/shutdown.ts'
 import corsPlugin from './plugins/cors.ts'
@@ -83,9 +85,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       ...(options.loggerStream ? { stream: options.loggerStream } : {}),
     },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
-    // A URL the router refuses (FST_ERR_BAD_URL, FST_ERR_MAX_PARAM_LENGTH) is a problem+json with
-    // a catalogue code too, not Fastify's own body.
+    // A URL the router refuses (FST_ERR_BAD_URL, FST_ERR_MAX_PARAM_LENGTH), and a request Node
+    // cannot read (400, 408, 431), get a problem+json with a catalogue code and the headers every
+    // answer carries, not Fastify's or Node's own bare body (http/unrouted-answers.ts).
     frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
     schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory() } },
     // Request ids (http/request-id.ts): a sent X-Request-Id is vetted there, not taken verbatim.
     genReqId: requestIdOf,
@@ -95,12 +99,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
   })
   app.setValidatorCompiler(createValidatorCompiler())
-  // JSON merge patch bodies (RFC 7396) are JSON.
-  app.addContentTypeParser(
-    ['application/merge-patch+json', 'application/vnd.api+json'],
-    { parseAs: 'string', bodyLimit: ONE_MIB },
-    app.getDefaultJsonParser('error', 'error'),
-  )
+  // JSON bodies, merge patches (RFC 7396) included, read from UTF-8 only (http/utf8-bodies.ts).
+  registerJsonBodies(app, ONE_MIB)
 
   // First, so that its preClose runs before those that wait for work in flight.
   await app.register(shutdown)
@@ -109,10 +109,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // needs no token and every refusal carries the CORS headers.
   await app.register(corsPlugin, { origins: config.corsOrigins })
   await app.register(problemJson)
-  await app.register(versioning)
   await app.register(redisPlugin, { url: config.redisUrl })
-  await app.register(authPlugin, { jwtSecret: config.jwtSecret })
-  await app.register(rateLimitPlugin, { max: config.rateLimit.max, windowMs: config.rateLimit.windowMs, redis: app.redis })
+  await app.register(authPlugin, { jwtSecret: config.jwtSecret, jwtMaxLifetimeMs: config.jwtMaxLifetimeMs })
   await app.register(dbPlugin, {
     database: options.database,
     url: config.databaseUrl,
@@ -124,6 +122,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(tracingPlugin, { config: config.tracing, spanExporter: options.spanExporter })
   await app.register(requestCost)
   await app.register(metricsPlugin, { token: config.metricsToken })
+  // After auth (its key is the caller) and the request's measurements (a 429 is measured and traced
+  // like any answer), before every hook that can refuse a request: each refusal is counted too.
+  await app.register(rateLimitPlugin, { max: config.rateLimit.max, windowMs: config.rateLimit.windowMs, redis: app.redis })
+  await app.register(versioning)
   await app.register(httpCaching)
   app.decorate('services', createServices({ db: app.db, config, invalidate: createCacheInvalidator(app) }))
 

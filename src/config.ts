@@ -17,6 +17,8 @@ export interface AppConfig {
   jwtSecret: string
   /** True when JWT_SECRET was not set and the development secret is in use. */
   jwtSecretIsDefault: boolean
+  /** Longest lifetime (`exp - iat`) a bearer token may have; a token meant to live longer is refused. */
+  jwtMaxLifetimeMs: number
   /** Base of absolute URLs (Location, page.next) and of the served contract's `servers`; no trailing slash. */
   publicUrl: string | undefined
   /**
@@ -211,6 +213,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     jwtSecret: jwtSecret ?? DEVELOPMENT_JWT_SECRET,
     jwtSecretIsDefault: jwtSecret === undefined,
+    jwtMaxLifetimeMs: duration(env, 'JWT_MAX_LIFETIME', 24 * 3_600_000),
     publicUrl: publicUrl(env),
     corsOrigins: corsOrigins(env),
     seed: boolean(env, 'SEED', true),

@@ -12,8 +12,11 @@
 export const errorCatalogue = {
   // 400: the request breaks the contract.
   VALIDATION_FAILED: { status: 400, graphql: 'BAD_USER_INPUT' },
-  MALFORMED_BODY: { status: 400, graphql: 'BAD_USER_INPUT' },
+  // A body that is not JSON (or not UTF-8): on /graphql a request that is not one GraphQL request.
+  MALFORMED_BODY: { status: 400, graphql: 'BAD_REQUEST' },
   INVALID_URL: { status: 400, graphql: 'BAD_USER_INPUT' },
+  // Node could not parse the request line or a header: answered before any route (no GraphQL either).
+  MALFORMED_REQUEST: { status: 400, graphql: 'BAD_REQUEST' },
   INVALID_ID: { status: 400, graphql: 'BAD_USER_INPUT' },
   INVALID_PAGE_SIZE: { status: 400, graphql: 'BAD_USER_INPUT' },
   INVALID_CURSOR: { status: 400, graphql: 'BAD_USER_INPUT' },
@@ -33,6 +36,8 @@ export const errorCatalogue = {
   NOT_FOUND: { status: 404, graphql: 'NOT_FOUND' },
   METHOD_NOT_ALLOWED: { status: 405, graphql: 'BAD_REQUEST' },
   VERSION_NOT_ACCEPTABLE: { status: 406, graphql: 'BAD_USER_INPUT' },
+  // The client did not send its whole request in time (HTTP_HEADERS_TIMEOUT, HTTP_REQUEST_TIMEOUT).
+  REQUEST_TIMEOUT: { status: 408, graphql: 'BAD_REQUEST' },
   // 409: the record's state forbids it.
   CONFLICT: { status: 409, graphql: 'CONFLICT' },
   ORDER_NOT_PENDING: { status: 409, graphql: 'CONFLICT' },
@@ -45,6 +50,8 @@ export const errorCatalogue = {
   PAYLOAD_TOO_LARGE: { status: 413, graphql: 'BAD_USER_INPUT' },
   URI_TOO_LONG: { status: 414, graphql: 'BAD_USER_INPUT' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, graphql: 'BAD_USER_INPUT' },
+  // The request line and headers are over Node's limit (16 KiB).
+  HEADERS_TOO_LARGE: { status: 431, graphql: 'BAD_REQUEST' },
   // 422: the request fits the contract but breaks a business rule.
   UNKNOWN_SKU: { status: 422, graphql: 'BAD_USER_INPUT' },
   UNKNOWN_USER: { status: 422, graphql: 'BAD_USER_INPUT' },
@@ -119,6 +126,8 @@ export function codeForStatus(status: number): ErrorCode {
       return 'METHOD_NOT_ALLOWED'
     case 406:
       return 'VERSION_NOT_ACCEPTABLE'
+    case 408:
+      return 'REQUEST_TIMEOUT'
     case 409:
       return 'CONFLICT'
     case 412:
@@ -131,6 +140,8 @@ export function codeForStatus(status: number): ErrorCode {
       return 'UNSUPPORTED_MEDIA_TYPE'
     case 429:
       return 'RATE_LIMITED'
+    case 431:
+      return 'HEADERS_TOO_LARGE'
     case 503:
       return 'SERVICE_UNAVAILABLE'
   }
@@ -163,6 +174,7 @@ const problemKinds: Record<number, { slug: string; title: string }> = {
   404: { slug: 'not-found', title: 'Not Found' },
   405: { slug: 'method-not-allowed', title: 'Method Not Allowed' },
   406: { slug: 'not-acceptable', title: 'Not Acceptable' },
+  408: { slug: 'request-timeout', title: 'Request Timeout' },
   409: { slug: 'conflict', title: 'Conflict' },
   412: { slug: 'precondition-failed', title: 'Precondition Failed' },
   413: { slug: 'payload-too-large', title: 'Content Too Large' },
@@ -170,6 +182,7 @@ const problemKinds: Record<number, { slug: string; title: string }> = {
   415: { slug: 'unsupported-media-type', title: 'Unsupported Media Type' },
   422: { slug: 'unprocessable', title: 'Unprocessable Content' },
   429: { slug: 'quota-exceeded', title: 'Too Many Requests' },
+  431: { slug: 'headers-too-large', title: 'Request Header Fields Too Large' },
   500: { slug: 'internal', title: 'Internal Server Error' },
   503: { slug: 'unavailable', title: 'Service Unavailable' },
 }

@@ -17,6 +17,8 @@ t.test('defaults follow decisions §1 and §9', async (t) => {
   t.equal(config.graphql.maxMutations, 25)
   t.equal(config.graphql.maxTokens, 30_000)
   t.equal(config.graphql.maxResponseBytes, 5_242_880, 'decisions §13: 5 MB')
+
+  t.equal(config.jwtMaxLifetimeMs, 24 * 3_600_000, 'JWT_MAX_LIFETIME is 24 h (decisions §13)')
 })
 
 t.test('a bad value stops the start with a message naming the variable', async (t) => {
@@ -26,6 +28,7 @@ t.test('a bad value stops the start with a message naming the variable', async (
     [{ DATABASE_URL: 'mysql://x' }, /^Invalid configuration: DATABASE_URL /],
     [{ REDIS_URL: 'not a url' }, /^Invalid configuration: REDIS_URL /],
     [{ RATE_LIMIT_WINDOW: 'soon' }, /^Invalid configuration: RATE_LIMIT_WINDOW /],
+    [{ JWT_MAX_LIFETIME: 'a day' }, /^Invalid configuration: JWT_MAX_LIFETIME /],
     [{ SEED: 'maybe' }, /^Invalid configuration: SEED /],
     [{ JWT_SECRET: 'short' }, /^Invalid configuration: JWT_SECRET /],
     [{ GRAPHQL_MAX_DEPTH: '0' }, /^Invalid configuration: GRAPHQL_MAX_DEPTH /],
@@ -74,6 +77,7 @@ t.test('durations accept units', async (t) => {
   t.equal(loadConfig({ RATE_LIMIT_WINDOW: '1m' }).rateLimit.windowMs, 60_000)
   t.equal(loadConfig({ RATE_LIMIT_WINDOW: '90s' }).rateLimit.windowMs, 90_000)
   t.equal(loadConfig({ RATE_LIMIT_WINDOW: '5000' }).rateLimit.windowMs, 5000)
+  t.equal(loadConfig({ JWT_MAX_LIFETIME: '1h' }).jwtMaxLifetimeMs, 3_600_000)
   t.same(loadConfig({}).subscriptions, {
     queueLimit: 1000,
     keepAliveMs: 15_000,

@@ -28,7 +28,7 @@ t.test('every status the catalogue answers with has its own problem type', async
 })
 
 t.test('a status alone maps to a catalogue code with that status', async (t) => {
-  for (const status of [400, 401, 403, 404, 405, 406, 409, 412, 413, 414, 415, 429, 500, 503]) {
+  for (const status of [400, 401, 403, 404, 405, 406, 408, 409, 412, 413, 414, 415, 429, 431, 500, 503]) {
     t.equal(statusOf(codeForStatus(status)), status, String(status))
   }
   t.equal(codeForStatus(418), 'BAD_REQUEST')

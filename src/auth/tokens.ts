@@ -1,7 +1,8 @@
 /**
  * Bearer tokens: HS256 JWTs with `sub`, `scope`, `exp` and `iat`. Verification pins the algorithm,
- * so `alg: none` and RS/HS confusion tokens are rejected, and requires `exp` so that no token lives
- * forever.
+ * so `alg: none` and RS/HS confusion tokens are rejected, requires `exp` so that no token lives
+ * forever, and refuses a token meant to live longer than JWT_MAX_LIFETIME (decisions §13): a
+ * stateless token cannot be revoked, so its lifetime is all that bounds a stolen one.
  */
 import { createSigner, createVerifier, TokenError } from 'fast-jwt'
 import { parseRecordId } from '../record-id.ts'
@@ -25,7 +26,17 @@ export function createTokenSigner(secret: string): (claims: { sub: string; scope
 
 export type TokenVerification = { ok: true; caller: Caller } | { ok: false; reason: string }
 
-export function createTokenVerifier(secret: string): (token: string) => TokenVerification {
+/**
+ * How long a token is meant to live, in seconds: `exp - iat`. Without `iat`, or with an `iat` in the
+ * future, it is measured from now, so that leaving the claim out (or post-dating it) buys no time:
+ * such a token is refused while its `exp` is more than the maximum ahead.
+ */
+export function tokenLifetimeSeconds(claims: { exp: number; iat?: number | undefined }, nowSeconds: number): number {
+  const issuedAt = typeof claims.iat === 'number' ? Math.min(claims.iat, nowSeconds) : nowSeconds
+  return claims.exp - issuedAt
+}
+
+export function createTokenVerifier(secret: string, maxLifetimeMs: number): (token: string) => TokenVerification {
   const verify = createVerifier({
     key: secret,
     algorithms: ['HS256'],
@@ -49,6 +60,9 @@ export function createTokenVerifier(secret: string): (token: string) => TokenVer
     }
     // fast-jwt has required exp and checked that it is a number; this tells the type checker.
     if (typeof claims.exp !== 'number') return { ok: false, reason: 'The token lacks a required claim (sub, exp).' }
+    if (tokenLifetimeSeconds({ exp: claims.exp, iat: claims.iat }, Date.now() / 1000) * 1000 > maxLifetimeMs) {
+      return { ok: false, reason: `The token lives longer than this server accepts (${maxLifetimeMs / 1000} s from iat to exp).` }
+    }
     // The subject is a user id, written as every record id on the wire is.
     const userId = typeof claims.sub === 'string' ? parseRecordId(claims.sub) : undefined
     if (userId === undefined) {

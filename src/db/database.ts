@@ -10,6 +10,7 @@ import {
   type PostgresQueryResult,
 } from 'kysely'
 import { PGliteDialect } from './pglite-dialect.ts'
+import { ExactTextPGlite } from './exact-text-pglite.ts'
 import pg from 'pg'
 import { mkdir } from 'node:fs/promises'
 import { DatabaseDeadlineExceeded } from './database-unavailable.ts'
@@ -163,7 +164,8 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
   const inMemory = url?.startsWith('memory:') || options.pgliteTemplate !== undefined
   const dataDir = inMemory ? undefined : (options.dataDir ?? './data')
   if (dataDir) await mkdir(dataDir, { recursive: true })
-  const pglite = await PGlite.create({
+  // PGlite itself, but for text read back exactly (exact-text-pglite.ts).
+  const pglite = new ExactTextPGlite({
     ...(dataDir ? { dataDir } : {}),
     ...(options.pgliteTemplate ? { loadDataDir: options.pgliteTemplate } : {}),
     parsers: { [INT8_OID]: parseInt8 },
@@ -171,6 +173,7 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
     // timer keeps a closed PGlite's process alive.
     startParams: [...PGLITE_DEFAULT_START_PARAMS, '-c', 'log_startup_progress_interval=0'],
   })
+  await pglite.waitReady
   const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }), log })
   return {
     db,

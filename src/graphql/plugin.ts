@@ -21,6 +21,7 @@ import { persistedQueryProvider } from './persisted-queries.ts'
 import { refuseUnstorableText } from './storable-text.ts'
 import { refuseMalformedRequests } from './request-problems.ts'
 import { registerGraphiql } from './graphiql.ts'
+import { refuseNonUtf8GraphqlDocuments } from '../http/utf8-bodies.ts'
 import { observeGraphql, tracedLoaders, tracedResolvers } from './observability.ts'
 import { withBatchedLoaders } from './batched-loaders.ts'
 import { boundResponses, boundSubscriptionEvents } from './response-size.ts'
@@ -48,6 +49,8 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
       maxSubscriptionsPerCaller: subscriptions.maxPerCaller,
       maxTokens: options.config.graphql.maxTokens,
     })
+    // JSON bodies are checked by the app's parser; Mercurius reads application/graphql with its own.
+    refuseNonUtf8GraphqlDocuments(app, '/graphql')
     const persistedQueries = persistedQueryProvider(options.config.graphql.persistedOnly, options.config.graphql.persistedManifest)
     await app.register(mercurius, {
       schema: options.sdl,

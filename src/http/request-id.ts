@@ -11,8 +11,11 @@ import type { IncomingMessage } from 'node:http'
 export const REQUEST_ID_HEADER = 'x-request-id'
 const ACCEPTABLE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
-/** The id a request is known by: the caller's, when acceptable, else a fresh UUID. */
+/** An id the service makes: for a request that sent none, or none that could be read. */
+export const freshRequestId = (): string => randomUUID()
+
+/** The id a request is known by: the caller's, when acceptable, else a fresh one. */
 export function requestIdOf(request: Pick<IncomingMessage, 'headers'>): string {
   const sent = request.headers[REQUEST_ID_HEADER]
-  return typeof sent === 'string' && ACCEPTABLE_REQUEST_ID.test(sent) ? sent : randomUUID()
+  return typeof sent === 'string' && ACCEPTABLE_REQUEST_ID.test(sent) ? sent : freshRequestId()
 }

@@ -17,6 +17,8 @@ declare module 'fastify' {
   }
   interface FastifyInstance {
     authenticate(authorization: string | undefined): { caller: Caller | null; error: string | undefined }
+    /** Sets `request.caller` (and `credentialError`) from its Authorization header: every request's first step. */
+    identifyCaller(request: FastifyRequest): void
   }
 }
 
@@ -25,9 +27,9 @@ export function requireCaller(request: FastifyRequest): Caller {
   throw credentialRequired(request.credentialError)
 }
 
-export default fp<{ jwtSecret: string }>(
+export default fp<{ jwtSecret: string; jwtMaxLifetimeMs: number }>(
   async function auth(app, options) {
-    const verify = createTokenVerifier(options.jwtSecret)
+    const verify = createTokenVerifier(options.jwtSecret, options.jwtMaxLifetimeMs)
 
     function authenticate(authorization: string | undefined): { caller: Caller | null; error: string | undefined } {
       if (authorization === undefined || authorization === '') return { caller: null, error: undefined }
@@ -37,13 +39,18 @@ export default fp<{ jwtSecret: string }>(
       return result.ok ? { caller: result.caller, error: undefined } : { caller: null, error: result.reason }
     }
 
-    app.decorate('authenticate', authenticate)
-    app.decorateRequest('caller', null)
-    app.decorateRequest('credentialError', undefined)
-    app.addHook('onRequest', (request, _reply, done) => {
+    function identifyCaller(request: FastifyRequest): void {
       const { caller, error } = authenticate(request.headers.authorization)
       request.caller = caller
       request.credentialError = error
+    }
+
+    app.decorate('authenticate', authenticate)
+    app.decorate('identifyCaller', identifyCaller)
+    app.decorateRequest('caller', null)
+    app.decorateRequest('credentialError', undefined)
+    app.addHook('onRequest', (request, _reply, done) => {
+      identifyCaller(request)
       done()
     })
   },

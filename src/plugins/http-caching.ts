@@ -49,17 +49,28 @@ export function etagOf(representation: object): string {
   return hash(JSON.stringify(representation))
 }
 
-/** If-Match uses the strong comparison (RFC 9110 §13.1.1): a weak tag `W/"…"` never matches. */
-function listMatches(header: string, etag: string): boolean {
+/** An entity tag without its weakness indicator: `W/"x"` and `"x"` have the same opaque tag. */
+const opaqueTag = (tag: string) => (tag.startsWith('W/') ? tag.slice(2) : tag)
+
+/**
+ * Whether an If-Match or If-None-Match list names the current entity tag (RFC 9110 §8.8.3.2). If-Match
+ * compares strongly (§13.1.1: a weak `W/"…"` never matches, a write must not apply to a version merely
+ * equivalent); If-None-Match compares weakly (§13.1.2: `W/"x"` matches `"x"`, as a cache revalidates).
+ */
+function listMatches(header: string, etag: string, comparison: 'strong' | 'weak'): boolean {
   if (header.trim() === '*') return true
-  return header.split(',').some((candidate) => candidate.trim() === etag)
+  const current = comparison === 'strong' ? etag : opaqueTag(etag)
+  return header.split(',').some((candidate) => {
+    const tag = candidate.trim()
+    return (comparison === 'strong' ? tag : opaqueTag(tag)) === current
+  })
 }
 
 /** Refuses a write whose If-Match names another version than the current one. */
 export function requireIfMatch(request: FastifyRequest, currentEtag: string): void {
   const header = request.headers['if-match']
   if (header === undefined) return
-  if (!listMatches(header, currentEtag)) {
+  if (!listMatches(header, currentEtag, 'strong')) {
     throw preconditionFailed(`The resource has changed: its current ETag is ${currentEtag}.`)
   }
 }
@@ -90,7 +101,7 @@ export default fp(
       addVary(reply, 'Authorization')
       reply.header('cache-control', CACHE_CONTROL[kind])
       const ifNoneMatch = request.headers['if-none-match']
-      if (ifNoneMatch !== undefined && listMatches(ifNoneMatch, etag)) {
+      if (ifNoneMatch !== undefined && listMatches(ifNoneMatch, etag, 'weak')) {
         reply.code(304)
         reply.removeHeader('content-type')
         reply.removeHeader('content-length')

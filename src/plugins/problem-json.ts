@@ -3,7 +3,7 @@
  * content-type errors, unknown routes (404) and known paths with the wrong method (405 + Allow).
  * A 5xx never carries a stack, SQL or driver message: it is logged and replaced.
  */
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import FindMyWay, { type HTTPMethod } from 'find-my-way'
 import { constraintViolation } from '../db/constraint-violation.ts'
@@ -17,24 +17,35 @@ export interface ProblemBody {
   title: string
   status: number
   detail: string
-  instance: string
+  /** The request's target, when it is a URI reference (a malformed percent-encoding is not one). */
+  instance?: string
   code: string
   /** The request's id (X-Request-Id), so that a client can quote it. */
   requestId: string
   errors?: FieldError[]
 }
 
-/** The request's URL as a URI reference: a `%` that starts no escape is itself escaped. */
-const asUriReference = (url: string) => url.replace(/%(?![0-9A-Fa-f]{2})/g, '%25')
+/** A `%` that starts no escape (`%zz`): such a target is no URI reference. */
+const MALFORMED_ESCAPE = /%(?![0-9A-Fa-f]{2})/
 
-export function problemFromError(error: ApiError, request: FastifyRequest): ProblemBody {
+/**
+ * The request's target as `instance`, exactly as the client sent it (credentials redacted). A target
+ * with a malformed escape cannot be one, and escaping its `%` again would name a URL the client
+ * never sent: such a problem has no `instance` (it is optional, RFC 9457 §3.1.5).
+ */
+function instanceOf(url: string): { instance?: string } {
+  return MALFORMED_ESCAPE.test(url) ? {} : { instance: redactCredentials(url) }
+}
+
+/** The problem for an error; `request.url` is absent when no request target was read (Node's own refusals). */
+export function problemFromError(error: ApiError, request: { id: string; url?: string }): ProblemBody {
   const kind = problemKind(error.status)
   return {
     type: kind.type,
     title: kind.title,
     status: error.status,
     detail: error.detail,
-    instance: asUriReference(redactCredentials(request.url)),
+    ...(request.url === undefined ? {} : instanceOf(request.url)),
     code: error.code,
     requestId: request.id,
     ...(error.errors ? { errors: error.errors } : {}),
@@ -95,11 +106,18 @@ export function toApiError(error: unknown): ApiError {
 }
 
 /**
- * Fastify's `frameworkErrors`: errors the router raises before any route (and so any error
- * handler) is chosen, answered like every other error.
+ * find-my-way matches `/orders/` to `/orders/:id`, and `/orders//items` to `/orders/:id/items`,
+ * with an empty parameter: for a client that is no route at all, so it is answered as one (404).
  */
-export function answerFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  return sendProblem(reply, toApiError(error))
+const hasEmptyParameter = (params: unknown): boolean =>
+  typeof params === 'object' && params !== null && Object.values(params).some((value) => value === '')
+
+const noRoute = (request: FastifyRequest) =>
+  new ApiError('NOT_FOUND', `No route matches ${request.method} ${request.url.split('?')[0] ?? '/'}.`)
+
+/** Before a route's own hooks: an empty parameter means no route (after the app's, so it is counted). */
+const refuseEmptyParameters: onRequestHookHandler = (request, _reply, done) => {
+  done(hasEmptyParameter(request.params) ? noRoute(request) : undefined)
 }
 
 export default fp(
@@ -111,6 +129,7 @@ export default fp(
       for (const method of methods) {
         if (!routes.hasRoute(method as HTTPMethod, route.url)) routes.on(method as HTTPMethod, route.url, () => {})
       }
+      if (route.url.includes(':')) route.onRequest = [refuseEmptyParameters, ...[route.onRequest ?? []].flat()]
     })
 
     app.setErrorHandler((error, request, reply) => {
@@ -123,9 +142,10 @@ export default fp(
 
     app.setNotFoundHandler((request, reply) => {
       const path = request.url.split('?')[0] ?? '/'
-      const allowed = (['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const).filter(
-        (method) => routes.find(method, path) !== null,
-      )
+      const allowed = (['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const).filter((method) => {
+        const found = routes.find(method, path)
+        return found !== null && !hasEmptyParameter(found.params)
+      })
       if (allowed.length > 0) {
         return sendProblem(
           reply,
@@ -134,7 +154,7 @@ export default fp(
           }),
         )
       }
-      return sendProblem(reply, new ApiError('NOT_FOUND', `No route matches ${request.method} ${path}.`))
+      return sendProblem(reply, noRoute(request))
     })
   },
   { name: 'problem-json' },

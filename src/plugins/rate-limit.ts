@@ -5,14 +5,26 @@
  * (RateLimit-Limit/Remaining/Reset) and in the current IETF draft's RateLimit-Policy/RateLimit.
  *
  * When the counter store fails (Redis down or hanging), the request goes on unlimited and without
- * RateLimit fields, since the service cannot know the budget: failing open (decisions §12). A route
- * with `config: { rateLimit: false }` (the health probes) is never counted nor refused.
+ * RateLimit fields, since the service cannot know the budget: failing open (decisions §12). Every
+ * request is counted, unknown routes (404) included; only a route with `config: { rateLimit: false }`
+ * (the health probes) is never counted nor refused.
  */
 import rateLimit from '@fastify/rate-limit'
-import type { onRequestAsyncHookHandler } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
 import { ApiError } from '../errors.ts'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * Counts the request against its caller's budget and reports it on the reply; throws the 429
+     * when the budget is spent. The app-wide hook calls it, and so do answers Fastify sends
+     * outside any route (http/unrouted-answers.ts).
+     */
+    countRequest(request: FastifyRequest, reply: FastifyReply): Promise<void>
+  }
+}
 
 export interface RateLimitOptions {
   max: number
@@ -32,12 +44,12 @@ export default fp<RateLimitOptions>(
       // The caller is established by the auth plugin's onRequest hook, which runs first.
       keyGenerator: (request) => (request.caller ? `sub:${request.caller.subject}` : `ip:${request.ip}`),
     })
-    const countRequest = app.createRateLimit()
+    const budgetOf = app.createRateLimit()
 
-    const limit: onRequestAsyncHookHandler = async (request, reply) => {
-      let budget: Awaited<ReturnType<typeof countRequest>>
+    async function countRequest(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+      let budget: Awaited<ReturnType<typeof budgetOf>>
       try {
-        budget = await countRequest(request)
+        budget = await budgetOf(request)
       } catch (error) {
         app.redisFailedOpen('rate limit', error)
         return
@@ -56,10 +68,11 @@ export default fp<RateLimitOptions>(
       }
     }
 
-    // Per route, like the plugin's own global mode: after the app-wide onRequest hooks (auth).
-    app.addHook('onRoute', (route) => {
-      if (route.config?.rateLimit === false) return
-      route.onRequest = [...[route.onRequest ?? []].flat(), limit]
+    app.decorate('countRequest', countRequest)
+    // App-wide, so that the not-found handler counts too (an unknown route is no free request), after
+    // the hooks registered before this plugin: auth, which names the caller, and the request's cost.
+    app.addHook('onRequest', async (request, reply) => {
+      if (request.routeOptions.config.rateLimit !== false) await countRequest(request, reply)
     })
   },
   { name: 'rate-limit', dependencies: ['auth', 'redis'] },

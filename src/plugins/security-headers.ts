@@ -18,6 +18,13 @@ import { Socket } from 'node:net'
 type SecurityPolicy = 'api' | 'docs' | 'graphiql'
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * The headers of the API's policy, computed once: what every API answer carries, also those
+     * Fastify or Node send outside any hook (http/unrouted-answers.ts).
+     */
+    readonly apiSecurityHeaders: Readonly<OutgoingHttpHeaders>
+  }
   interface FastifyReply {
     /** The nonce this response's policy allows for inline <style> (only on /graphiql routes). */
     readonly styleNonce: string | undefined
@@ -99,6 +106,7 @@ export default fp(
     // response gets a copy. Only GraphiQL's policy (a nonce per response) runs helmet per response.
     const fixedHeaders = { api: headersOf(helmet(policy(SELF_ONLY))), docs: headersOf(helmet(policy(DOCS))) }
     const graphiql = helmet(policy(graphiqlDirectives(nonces)))
+    app.decorate('apiSecurityHeaders', fixedHeaders.api)
     app.decorateReply('styleNonce', {
       getter(this: { raw: object }) {
         return nonces.get(this.raw)

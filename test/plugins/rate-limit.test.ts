@@ -34,6 +34,43 @@ t.test('without a valid token the budget is per IP', async (t) => {
   t.same(statuses, [401, 401, 401, 429])
 })
 
+t.test('unknown routes are rate limited like any other: a 404 is counted and reports the budget', async (t) => {
+  const app = await build(t, { env: { RATE_LIMIT_MAX: '3' } })
+  const headers = bearer(2, 'orders:read')
+  const answers = []
+  for (const url of ['/api/v1/invoices', '/nope', '/api/v1/orders/', '/api/v1/invoices']) {
+    answers.push(await app.inject({ method: 'GET', url, headers }))
+  }
+  t.same(
+    answers.map((answer) => answer.statusCode),
+    [404, 404, 404, 429],
+  )
+  t.same(
+    answers.map((answer) => answer.headers['ratelimit-remaining']),
+    ['2', '1', '0', '0'],
+    'every 404 carries the RateLimit fields',
+  )
+  t.equal(answers[0]!.headers.ratelimit, '"default";r=2;t=60')
+  t.equal(answers[3]!.json().code, 'RATE_LIMITED')
+  // The budget is the caller's, whatever the route: a known one is refused now too.
+  t.equal((await app.inject({ method: 'GET', url: '/api/v1/orders', headers })).statusCode, 429)
+  t.equal((await app.inject({ method: 'GET', url: '/healthz', headers })).statusCode, 200, 'the probes are still never limited')
+})
+
+t.test('refusals before the handler are counted too: a 406 and a GraphQL 401 carry the budget', async (t) => {
+  const app = await build(t, { env: { RATE_LIMIT_MAX: '5' } })
+  const versioned = await app.inject({
+    method: 'GET',
+    url: '/api/v1/openapi.json',
+    headers: { accept: 'application/vnd.api+json; version=2' },
+  })
+  t.equal(versioned.statusCode, 406)
+  t.equal(versioned.headers['ratelimit-remaining'], '4')
+  const graphql = await app.inject({ method: 'POST', url: '/graphql', payload: { query: '{ __typename }' } })
+  t.equal(graphql.statusCode, 401)
+  t.equal(graphql.headers['ratelimit-remaining'], '3', 'the same IP budget')
+})
+
 t.test('two instances sharing Redis share one budget', async (t) => {
   const redisUrl = await reachableRedis(t)
   if (!redisUrl) return

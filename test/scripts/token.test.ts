@@ -40,6 +40,8 @@ t.test('a wrong call says what is wrong, shows the usage and exits 1 without a s
     [[], /--sub must be a user id/],
     [['--sub', 'two'], /--sub must be a user id/],
     [['--sub', '2', '--ttl', 'forever'], /--ttl must look like/],
+    // A token the server would refuse (JWT_MAX_LIFETIME, 24 h by default) is never printed.
+    [['--sub', '2', '--ttl', '2d'], /--ttl 2d is longer than JWT_MAX_LIFETIME \(86400 s\)/],
   ] as const) {
     const result = token(...args)
     t.equal(result.status, 1, args.join(' ') || '(no arguments)')
@@ -50,15 +52,17 @@ t.test('a wrong call says what is wrong, shows the usage and exits 1 without a s
   }
 })
 
-t.test('a right call prints one token the service accepts', async (t) => {
-  const result = token('--sub', '2', '--scope', 'orders:read')
-  t.equal(result.status, 0)
-  t.match(result.stdout, /^[\w-]+\.[\w-]+\.[\w-]+\n$/)
+t.test('a right call prints one token the service accepts, up to the longest lifetime it takes', async (t) => {
   const app = await build(t)
-  const response = await app.inject({
-    method: 'GET',
-    url: '/api/v1/orders?limit=1',
-    headers: { authorization: `Bearer ${result.stdout.trim()}` },
-  })
-  t.equal(response.statusCode, 200)
+  for (const ttl of [[], ['--ttl', '1d'], ['--ttl', '24h']]) {
+    const result = token('--sub', '2', '--scope', 'orders:read', ...ttl)
+    t.equal(result.status, 0, ttl.join(' '))
+    t.match(result.stdout, /^[\w-]+\.[\w-]+\.[\w-]+\n$/)
+    const response = await app.inject({
+      method: 'GET',
+      url: '/api/v1/orders?limit=1',
+      headers: { authorization: `Bearer ${result.stdout.trim()}` },
+    })
+    t.equal(response.statusCode, 200, `${ttl.join(' ') || 'the default ttl'}: accepted`)
+  }
 })

@@ -133,7 +133,28 @@ export const operations = {
             }
           }
         },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "415": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -214,6 +235,13 @@ export const operations = {
             }
           }
         },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "409": {
           "content": {
             "application/problem+json": {
@@ -243,6 +271,13 @@ export const operations = {
           }
         },
         "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -355,7 +390,35 @@ export const operations = {
             }
           }
         },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "414": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "415": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -455,6 +518,13 @@ export const operations = {
             }
           }
         },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "409": {
           "content": {
             "application/problem+json": {
@@ -476,6 +546,13 @@ export const operations = {
             }
           }
         },
+        "414": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "415": {
           "content": {
             "application/problem+json": {
@@ -491,6 +568,13 @@ export const operations = {
           }
         },
         "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -591,6 +675,13 @@ export const operations = {
             }
           }
         },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "409": {
           "content": {
             "application/problem+json": {
@@ -612,6 +703,13 @@ export const operations = {
             }
           }
         },
+        "414": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "415": {
           "content": {
             "application/problem+json": {
@@ -627,6 +725,13 @@ export const operations = {
           }
         },
         "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -716,6 +821,13 @@ export const operations = {
             }
           }
         },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "409": {
           "content": {
             "application/problem+json": {
@@ -730,7 +842,28 @@ export const operations = {
             }
           }
         },
+        "414": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "415": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -850,7 +983,35 @@ export const operations = {
             }
           }
         },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "414": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "415": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -956,6 +1117,13 @@ export const operations = {
             }
           }
         },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "409": {
           "content": {
             "application/problem+json": {
@@ -977,6 +1145,13 @@ export const operations = {
             }
           }
         },
+        "414": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "415": {
           "content": {
             "application/problem+json": {
@@ -992,6 +1167,13 @@ export const operations = {
           }
         },
         "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -1097,6 +1279,13 @@ export const operations = {
             }
           }
         },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "409": {
           "content": {
             "application/problem+json": {
@@ -1118,6 +1307,13 @@ export const operations = {
             }
           }
         },
+        "414": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "415": {
           "content": {
             "application/problem+json": {
@@ -1133,6 +1329,13 @@ export const operations = {
           }
         },
         "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -1238,6 +1441,13 @@ export const operations = {
             }
           }
         },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "409": {
           "content": {
             "application/problem+json": {
@@ -1259,6 +1469,13 @@ export const operations = {
             }
           }
         },
+        "414": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "415": {
           "content": {
             "application/problem+json": {
@@ -1274,6 +1491,13 @@ export const operations = {
           }
         },
         "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -1382,7 +1606,28 @@ export const operations = {
             }
           }
         },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "415": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -1463,6 +1708,13 @@ export const operations = {
             }
           }
         },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "409": {
           "content": {
             "application/problem+json": {
@@ -1492,6 +1744,13 @@ export const operations = {
           }
         },
         "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -1602,7 +1861,35 @@ export const operations = {
             }
           }
         },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "414": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "415": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -1702,6 +1989,13 @@ export const operations = {
             }
           }
         },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "412": {
           "content": {
             "application/problem+json": {
@@ -1716,6 +2010,13 @@ export const operations = {
             }
           }
         },
+        "414": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "415": {
           "content": {
             "application/problem+json": {
@@ -1724,6 +2025,13 @@ export const operations = {
           }
         },
         "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -1824,6 +2132,13 @@ export const operations = {
             }
           }
         },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "412": {
           "content": {
             "application/problem+json": {
@@ -1838,6 +2153,13 @@ export const operations = {
             }
           }
         },
+        "414": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "415": {
           "content": {
             "application/problem+json": {
@@ -1846,6 +2168,13 @@ export const operations = {
           }
         },
         "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -1935,6 +2264,13 @@ export const operations = {
             }
           }
         },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "412": {
           "content": {
             "application/problem+json": {
@@ -1942,7 +2278,28 @@ export const operations = {
             }
           }
         },
+        "414": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "415": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -2060,7 +2417,35 @@ export const operations = {
             }
           }
         },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "414": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "415": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -2163,6 +2548,13 @@ export const operations = {
             }
           }
         },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "409": {
           "content": {
             "application/problem+json": {
@@ -2171,6 +2563,13 @@ export const operations = {
           }
         },
         "413": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "414": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -2192,6 +2591,13 @@ export const operations = {
           }
         },
         "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -2289,7 +2695,28 @@ export const operations = {
             }
           }
         },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "415": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -2370,6 +2797,13 @@ export const operations = {
             }
           }
         },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "409": {
           "content": {
             "application/problem+json": {
@@ -2399,6 +2833,13 @@ export const operations = {
           }
         },
         "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -2509,7 +2950,35 @@ export const operations = {
             }
           }
         },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "414": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "415": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -2643,7 +3112,35 @@ export const operations = {
             }
           }
         },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "414": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "415": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -2739,7 +3236,28 @@ export const operations = {
             }
           }
         },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "415": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -2820,6 +3338,13 @@ export const operations = {
             }
           }
         },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "409": {
           "content": {
             "application/problem+json": {
@@ -2849,6 +3374,13 @@ export const operations = {
           }
         },
         "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -2886,7 +3418,42 @@ export const operations = {
             }
           }
         },
+        "400": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "406": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "415": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -2924,7 +3491,42 @@ export const operations = {
             }
           }
         },
+        "400": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "406": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "415": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
         "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema

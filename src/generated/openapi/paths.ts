@@ -802,7 +802,7 @@ export interface components {
             detail?: string;
             /**
              * Format: uri-reference
-             * @description The request path.
+             * @description The request's path and query as sent (credentials redacted); absent when that is no URI reference (a malformed percent-encoding) or was never read.
              */
             instance?: string;
             /** @description Stable machine code, e.g. VALIDATION_FAILED, UNKNOWN_SKU, ORDER_STATE_CONFLICT. */
@@ -821,7 +821,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description The request breaks the contract: malformed JSON, a wrong type, a missing or unknown field, an out-of-range value, a bad cursor or an unknown sort, fields or status value. */
+        /** @description The request breaks the contract: malformed JSON or a body that is not UTF-8, a wrong type, a missing or unknown field, an out-of-range value, a bad cursor or an unknown sort, fields or status value; a malformed percent-encoding in the path (INVALID_URL, without `instance`); or a request line or header that is not HTTP (MALFORMED_REQUEST, answered before the request is read, without RateLimit fields, and the connection is closed). */
         BadRequest: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -835,9 +835,9 @@ export interface components {
                 /**
                  * @example {
                  *       "type": "/problems/bad-request",
-                 *       "title": "The request breaks the contract: malformed JSON, a wrong type, a missing or unknown field, an out-of-range value, a bad cursor or an unknown sort, fields or status value.",
+                 *       "title": "Bad Request",
                  *       "status": 400,
-                 *       "detail": "The request breaks the contract: malformed JSON, a wrong type, a missing or unknown field, an out-of-range value, a bad cursor or an unknown sort, fields or status value.",
+                 *       "detail": "The request is invalid: 1 problem(s) found.",
                  *       "instance": "/api/v1/orders",
                  *       "code": "VALIDATION_FAILED"
                  *     }
@@ -942,6 +942,24 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The request's headers or body did not arrive in time (10 s for the headers, 30 s for the whole request); the server answers before reading the request, without RateLimit fields, and closes the connection. */
+        RequestTimeout: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/request-timeout",
+                 *       "title": "Request Timeout",
+                 *       "status": 408,
+                 *       "detail": "The request was not received in time; the connection is closed.",
+                 *       "code": "REQUEST_TIMEOUT"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The record's state forbids this, or a request with the same Idempotency-Key is still running (then with Retry-After). */
         Conflict: {
             headers: {
@@ -1015,7 +1033,31 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The body is not application/json (PATCH also takes application/merge-patch+json). */
+        /** @description A path parameter is longer than the server reads (200 characters); no record has such an id. */
+        URITooLong: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/uri-too-long",
+                 *       "title": "URI Too Long",
+                 *       "status": 414,
+                 *       "detail": "A path parameter is longer than this server accepts.",
+                 *       "instance": "/api/v1/orders/1",
+                 *       "code": "URI_TOO_LONG"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The body is not application/json (PATCH also takes application/merge-patch+json), or the operation takes no body and one was sent. */
         UnsupportedMediaType: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -1083,6 +1125,24 @@ export interface components {
                  *       "detail": "The rate limit is exceeded.",
                  *       "instance": "/api/v1/orders",
                  *       "code": "RATE_LIMITED"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The request line and headers are larger than the server reads (16 KiB); it answers before reading the request, without RateLimit fields, and closes the connection. */
+        RequestHeaderFieldsTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/headers-too-large",
+                 *       "title": "Request Header Fields Too Large",
+                 *       "status": 431,
+                 *       "detail": "The request line and headers are larger than this server accepts.",
+                 *       "code": "HEADERS_TOO_LARGE"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -1159,9 +1219,9 @@ export interface components {
         OrderItemFields: string;
         /** @description Makes a POST safe to retry: 1-255 printable ASCII characters, scoped to the caller, kept 24 hours. A repeat of the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request is 422; while the first is still running, 409 with Retry-After. */
         IdempotencyKey: string;
-        /** @description The ETag of the version this change is based on; another version is 412 and nothing changes. */
+        /** @description The ETag of the version this change is based on, compared strongly (a weak `W/"…"` never matches); another version is 412 and nothing changes. */
         IfMatch: string;
-        /** @description ETags the client has; a match is 304 with no body. */
+        /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
         IfNoneMatch: string;
     };
     requestBodies: never;
@@ -1212,7 +1272,7 @@ export interface operations {
                 fields?: components["parameters"]["OrderFields"];
             };
             header?: {
-                /** @description ETags the client has; a match is 304 with no body. */
+                /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path?: never;
@@ -1273,7 +1333,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
         };
     };
@@ -1350,11 +1413,13 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
         };
     };
@@ -1365,7 +1430,7 @@ export interface operations {
                 fields?: components["parameters"]["OrderFields"];
             };
             header?: {
-                /** @description ETags the client has; a match is 304 with no body. */
+                /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
@@ -1421,7 +1486,11 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
         };
     };
@@ -1429,7 +1498,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The ETag of the version this change is based on; another version is 412 and nothing changes. */
+                /** @description The ETag of the version this change is based on, compared strongly (a weak `W/"…"` never matches); another version is 412 and nothing changes. */
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
@@ -1464,12 +1533,15 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["URITooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
         };
     };
@@ -1477,7 +1549,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The ETag of the version this change is based on; another version is 412 and nothing changes. */
+                /** @description The ETag of the version this change is based on, compared strongly (a weak `W/"…"` never matches); another version is 412 and nothing changes. */
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
@@ -1505,9 +1577,13 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
         };
     };
@@ -1515,7 +1591,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The ETag of the version this change is based on; another version is 412 and nothing changes. */
+                /** @description The ETag of the version this change is based on, compared strongly (a weak `W/"…"` never matches); another version is 412 and nothing changes. */
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
@@ -1551,12 +1627,15 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["URITooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
         };
     };
@@ -1571,7 +1650,7 @@ export interface operations {
                 fields?: components["parameters"]["OrderItemFields"];
             };
             header?: {
-                /** @description ETags the client has; a match is 304 with no body. */
+                /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
@@ -1605,7 +1684,11 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
         };
     };
@@ -1615,7 +1698,7 @@ export interface operations {
             header?: {
                 /** @description Makes a POST safe to retry: 1-255 printable ASCII characters, scoped to the caller, kept 24 hours. A repeat of the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request is 422; while the first is still running, 409 with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description The ETag of the version this change is based on; another version is 412 and nothing changes. */
+                /** @description The ETag of the version this change is based on, compared strongly (a weak `W/"…"` never matches); another version is 412 and nothing changes. */
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
@@ -1650,12 +1733,15 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["URITooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
         };
     };
@@ -1665,7 +1751,7 @@ export interface operations {
             header?: {
                 /** @description Makes a POST safe to retry: 1-255 printable ASCII characters, scoped to the caller, kept 24 hours. A repeat of the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request is 422; while the first is still running, 409 with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description The ETag of the version this change is based on; another version is 412 and nothing changes. */
+                /** @description The ETag of the version this change is based on, compared strongly (a weak `W/"…"` never matches); another version is 412 and nothing changes. */
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
@@ -1700,12 +1786,15 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["URITooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
         };
     };
@@ -1715,7 +1804,7 @@ export interface operations {
             header?: {
                 /** @description Makes a POST safe to retry: 1-255 printable ASCII characters, scoped to the caller, kept 24 hours. A repeat of the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request is 422; while the first is still running, 409 with Retry-After. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description The ETag of the version this change is based on; another version is 412 and nothing changes. */
+                /** @description The ETag of the version this change is based on, compared strongly (a weak `W/"…"` never matches); another version is 412 and nothing changes. */
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
@@ -1750,12 +1839,15 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["URITooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
         };
     };
@@ -1772,7 +1864,7 @@ export interface operations {
                 fields?: components["parameters"]["ArticleFields"];
             };
             header?: {
-                /** @description ETags the client has; a match is 304 with no body. */
+                /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path?: never;
@@ -1802,7 +1894,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
         };
     };
@@ -1859,11 +1954,13 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
         };
     };
@@ -1874,7 +1971,7 @@ export interface operations {
                 fields?: components["parameters"]["ArticleFields"];
             };
             header?: {
-                /** @description ETags the client has; a match is 304 with no body. */
+                /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
@@ -1918,7 +2015,11 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
         };
     };
@@ -1926,7 +2027,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The ETag of the version this change is based on; another version is 412 and nothing changes. */
+                /** @description The ETag of the version this change is based on, compared strongly (a weak `W/"…"` never matches); another version is 412 and nothing changes. */
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
@@ -1961,10 +2062,13 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["URITooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
         };
     };
@@ -1972,7 +2076,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The ETag of the version this change is based on; another version is 412 and nothing changes. */
+                /** @description The ETag of the version this change is based on, compared strongly (a weak `W/"…"` never matches); another version is 412 and nothing changes. */
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
@@ -2000,8 +2104,12 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
         };
     };
@@ -2009,7 +2117,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The ETag of the version this change is based on; another version is 412 and nothing changes. */
+                /** @description The ETag of the version this change is based on, compared strongly (a weak `W/"…"` never matches); another version is 412 and nothing changes. */
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
@@ -2045,10 +2153,13 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["URITooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
         };
     };
@@ -2063,7 +2174,7 @@ export interface operations {
                 fields?: components["parameters"]["CommentFields"];
             };
             header?: {
-                /** @description ETags the client has; a match is 304 with no body. */
+                /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
@@ -2097,7 +2208,11 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
         };
     };
@@ -2142,11 +2257,14 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["URITooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
         };
     };
@@ -2161,7 +2279,7 @@ export interface operations {
                 fields?: components["parameters"]["UserFields"];
             };
             header?: {
-                /** @description ETags the client has; a match is 304 with no body. */
+                /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path?: never;
@@ -2191,7 +2309,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
         };
     };
@@ -2232,11 +2353,13 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
         };
     };
@@ -2247,7 +2370,7 @@ export interface operations {
                 fields?: components["parameters"]["UserFields"];
             };
             header?: {
-                /** @description ETags the client has; a match is 304 with no body. */
+                /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
@@ -2281,7 +2404,11 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
         };
     };
@@ -2300,7 +2427,7 @@ export interface operations {
                 fields?: components["parameters"]["OrderFields"];
             };
             header?: {
-                /** @description ETags the client has; a match is 304 with no body. */
+                /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
@@ -2334,7 +2461,11 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
         };
     };
@@ -2349,7 +2480,7 @@ export interface operations {
                 fields?: components["parameters"]["ProductFields"];
             };
             header?: {
-                /** @description ETags the client has; a match is 304 with no body. */
+                /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path?: never;
@@ -2379,7 +2510,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
         };
     };
@@ -2419,11 +2553,13 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
         };
     };
@@ -2445,7 +2581,13 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
         };
     };
@@ -2467,7 +2609,13 @@ export interface operations {
                     "application/yaml": string;
                 };
             };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
         };
     };

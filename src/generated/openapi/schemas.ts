@@ -1153,7 +1153,7 @@ export const ProblemSchema = {
     "instance": {
       "type": "string",
       "format": "uri-reference",
-      "description": "The request path."
+      "description": "The request's path and query as sent (credentials redacted); absent when that is no URI reference (a malformed percent-encoding) or was never read."
     },
     "code": {
       "type": "string",
