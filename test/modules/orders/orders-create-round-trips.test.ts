@@ -18,7 +18,7 @@ const items = [
 async function setup(t: Parameters<typeof build>[0]) {
   let statements: string[] = []
   const app = await build(t, { onQuery: (event) => void statements.push(event.query.sql), env: { EVENTS_RELAY: 'false' } })
-  const post = async (key: string, payload: unknown) => {
+  const post = async (key: string, payload: { items: Array<{ sku: string; qty: number }> }) => {
     statements = []
     const response = await app.inject({ method: 'POST', url: '/api/v1/orders', headers: { ...grace, 'idempotency-key': key }, payload })
     return { response, statements }
