@@ -3,8 +3,9 @@
  * (bench/baselines/fastify-rest.ts): BEGIN, the key's claim (its lock and stored outcome in one
  * function call), the buyer and prices, the order with its items, its event, the outcome, COMMIT.
  * No savepoint: every refusal of a create comes before its first change. Statements are counted
- * through Kysely's log hook, which sees neither BEGIN nor COMMIT (the bench's proxy counts them:
- * seven in all); the outbox relay is off so its polling is not counted.
+ * through Kysely's log hook, BEGIN and COMMIT left out (the PGlite dialect's do not reach the hook;
+ * the bench's proxy counts them: seven in all); the outbox relay is off so its polling is not
+ * counted.
  */
 import t from 'tap'
 import { bearer, build } from '../../helper.ts'
@@ -21,7 +22,7 @@ async function setup(t: Parameters<typeof build>[0]) {
   const post = async (key: string, payload: { items: Array<{ sku: string; qty: number }> }) => {
     statements = []
     const response = await app.inject({ method: 'POST', url: '/api/v1/orders', headers: { ...grace, 'idempotency-key': key }, payload })
-    return { response, statements }
+    return { response, statements: statements.filter((statement) => !/^\s*(begin|commit)\s*$/i.test(statement)) }
   }
   return { post }
 }
