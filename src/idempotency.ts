@@ -4,14 +4,17 @@
  *   - same key, same request: the stored outcome, marked replayed, and nothing runs again;
  *   - same key, other request: 422; same key while the first is still running: 409 + Retry-After;
  *   - the outcome is written in the same transaction as the change, so neither exists without
- *     the other; a 4xx outcome is stored too (its partial writes rolled back to a savepoint);
+ *     the other; a 4xx outcome is stored too (its partial writes rolled back to a savepoint, or,
+ *     for work whose refusals all come before its first change, with nothing to roll back);
  *     a 5xx is not stored, so a retry can still succeed.
+ * Round trips of a keyed write: BEGIN, the claim (lock and stored outcome in one), the work (in a
+ * savepoint only when it may refuse after writing), the outcome, COMMIT.
  */
 import { createHash } from 'node:crypto'
-import type { Kysely, Transaction } from 'kysely'
+import type { ControlledTransaction, Kysely, Transaction } from 'kysely'
 import type { Database } from './db/schema.ts'
 import type { Written } from './db/transaction.ts'
-import { findLiveOutcome, storeOutcome, tryLockKey } from './db/repositories/idempotency-keys.ts'
+import { claimKey, storeOutcome } from './db/repositories/idempotency-keys.ts'
 import { ApiError, badRequest, codeForStatus, conflict, isErrorCode, unprocessable } from './errors.ts'
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60
@@ -70,25 +73,32 @@ export function requestHash(fingerprint: unknown): string {
   return createHash('sha256').update(canonical(fingerprint)).digest('hex')
 }
 
+/** The work an idempotent write runs once, and whether a refusal of it can leave changes to undo. */
+export interface IdempotentWork<T> {
+  run: (trx: Transaction<Database>) => Promise<T>
+  /**
+   * True when every 4xx `run` throws comes before its first change (src/db/transaction.ts's
+   * checked work guarantees it): a refusal has nothing to roll back, so no savepoint is taken.
+   */
+  refusesBeforeWriting: boolean
+}
+
 /**
  * Runs `work` once per key, in a transaction this function owns (src/db/transaction.ts's runWrite
  * is its only caller). Errors `work` throws are ApiErrors (stored, then thrown) or propagate (5xx,
  * not stored, so a retry can still succeed).
  */
-export async function runIdempotent<T>(
-  db: Kysely<Database>,
-  claim: IdempotencyClaim<T>,
-  work: (trx: Transaction<Database>) => Promise<T>,
-): Promise<Written<T>> {
+export async function runIdempotent<T>(db: Kysely<Database>, claim: IdempotencyClaim<T>, work: IdempotentWork<T>): Promise<Written<T>> {
   const hash = requestHash(claim.fingerprint)
   const trx = await db.startTransaction().execute()
   try {
-    if (!(await tryLockKey(trx, claim.caller, claim.key))) {
+    const claimed = await claimKey(trx, claim.caller, claim.key)
+    if (!claimed.locked) {
       throw conflict('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
         'retry-after': '1',
       })
     }
-    const stored = await findLiveOutcome(trx, claim.caller, claim.key)
+    const stored = claimed.stored
     if (stored) {
       if (stored.request_hash !== hash) {
         throw unprocessable('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used for a different request.')
@@ -100,17 +110,7 @@ export async function runIdempotent<T>(
       return { value: body as T, replayed: true }
     }
 
-    let attempt: { succeeded: true; value: T } | { succeeded: false; error: ApiError }
-    const savepoint = await trx.savepoint('idempotent_work').execute()
-    try {
-      attempt = { succeeded: true, value: await work(savepoint) }
-      await savepoint.releaseSavepoint('idempotent_work').execute()
-    } catch (error) {
-      if (!(error instanceof ApiError) || error.status >= 500) throw error
-      // The refused attempt's partial writes go; its outcome is stored for the retries.
-      await savepoint.rollbackToSavepoint('idempotent_work').execute()
-      attempt = { succeeded: false, error }
-    }
+    const attempt = work.refusesBeforeWriting ? await attemptOf(work.run(trx)) : await attemptInSavepoint(trx, work.run)
     const answer: StoredAnswer = attempt.succeeded ? claim.answer(attempt.value) : { status: attempt.error.status }
     await storeOutcome(trx, {
       caller: claim.caller,
@@ -132,6 +132,30 @@ export async function runIdempotent<T>(
         .catch(() => {})
     throw error
   }
+}
+
+type Attempt<T> = { succeeded: true; value: T } | { succeeded: false; error: ApiError }
+
+/** The work's value, or its refusal (a 4xx, to be stored); anything else propagates. */
+async function attemptOf<T>(running: Promise<T>): Promise<Attempt<T>> {
+  try {
+    return { succeeded: true, value: await running }
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status >= 500) throw error
+    return { succeeded: false, error }
+  }
+}
+
+/** The work in a savepoint: a refused attempt's partial writes go, and its outcome is stored for the retries. */
+async function attemptInSavepoint<T>(
+  trx: ControlledTransaction<Database>,
+  run: (trx: Transaction<Database>) => Promise<T>,
+): Promise<Attempt<T>> {
+  const savepoint = await trx.savepoint('idempotent_work').execute()
+  const attempt = await attemptOf(run(savepoint))
+  if (attempt.succeeded) await savepoint.releaseSavepoint('idempotent_work').execute()
+  else await savepoint.rollbackToSavepoint('idempotent_work').execute()
+  return attempt
 }
 
 interface SerializedError {

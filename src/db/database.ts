@@ -215,8 +215,8 @@ const CONNECT_TIMEOUT_MESSAGES = new Set([
 
 /**
  * The pool as Kysely sees it, with a deadline on every checkout (decisions §12). One checkout is
- * one unit of database work: a transaction (BEGIN, an idempotency key's lock, a savepoint, the
- * work, the stored outcome, COMMIT) or a read outside one. From asking for a connection to
+ * one unit of database work: a transaction (BEGIN, an idempotency key's claim, the work, in a
+ * savepoint when it may refuse after writing, the stored outcome, COMMIT) or a read outside one. From asking for a connection to
  * releasing it, the unit has `budgetMs` (DB_STATEMENT_TIMEOUT and a margin) however many
  * statements it runs; the server's statement_timeout still cancels any one statement sooner,
  * releasing its locks and keeping the connection. The deadline lives here, with the checkout,

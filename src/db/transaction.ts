@@ -4,6 +4,7 @@
  * claim, its precondition) and gets the result back, never a transaction to pass along.
  */
 import type { Kysely, Transaction } from 'kysely'
+import { ApiError } from '../errors.ts'
 import { runIdempotent, type IdempotencyClaim } from '../idempotency.ts'
 import type { Database } from './schema.ts'
 
@@ -23,6 +24,17 @@ export interface WriteScope {
   afterCommit(effect: AfterCommit): void
 }
 
+/**
+ * A write whose refusals all come before its first change: `check` reads what the rules need and
+ * refuses (throws an ApiError) or hands `write` what it found; `write` makes the changes and
+ * refuses nothing. Written this way, an idempotent write needs no savepoint (two round trips
+ * fewer): a refusal has nothing to roll back.
+ */
+export interface CheckedWork<Checked, T> {
+  check(trx: Transaction<Database>): Promise<Checked>
+  write(scope: WriteScope, checked: Checked): Promise<T>
+}
+
 /** What a write takes besides its command: with an idempotency claim, it runs at most once per key. */
 export interface WriteOptions<T> {
   idempotency?: IdempotencyClaim<T> | undefined
@@ -39,23 +51,41 @@ export interface Written<T> {
  * stored result otherwise, decisions §7). The effects it registers run after the commit, in order;
  * one that fails is logged by its owner, never turns a committed write into an error.
  */
-export async function runWrite<T>(
+export async function runWrite<T, Checked = never>(
   db: Kysely<Database>,
   idempotency: IdempotencyClaim<T> | undefined,
-  work: (scope: WriteScope) => Promise<T>,
+  work: ((scope: WriteScope) => Promise<T>) | CheckedWork<Checked, T>,
 ): Promise<Written<T>> {
   const effects: AfterCommit[] = []
   // An attempt's effects count only if the attempt succeeded: an idempotent attempt refused with
-  // a 4xx is rolled back to its savepoint while the transaction itself commits its outcome.
+  // a 4xx is rolled back to its savepoint (or wrote nothing) while the transaction itself commits
+  // its outcome.
   const attempt = async (trx: Transaction<Database>): Promise<T> => {
     const pending: AfterCommit[] = []
-    const value = await work({ trx, afterCommit: (effect) => void pending.push(effect) })
+    const scope: WriteScope = { trx, afterCommit: (effect) => void pending.push(effect) }
+    const value = typeof work === 'function' ? await work(scope) : await writeChecked(work, scope)
     effects.push(...pending)
     return value
   }
   const written: Written<T> = idempotency
-    ? await runIdempotent(db, idempotency, attempt)
+    ? await runIdempotent(db, idempotency, { run: attempt, refusesBeforeWriting: typeof work !== 'function' })
     : { value: await db.transaction().execute(attempt), replayed: false }
   for (const effect of effects) await effect()
   return written
+}
+
+/**
+ * Checks, then writes. A refusal from `write`, after changes only a savepoint could undo, is a bug
+ * in that work: it fails as one (500, rolled back, not stored), never stored with its changes.
+ */
+async function writeChecked<Checked, T>(work: CheckedWork<Checked, T>, scope: WriteScope): Promise<T> {
+  const checked = await work.check(scope.trx)
+  try {
+    return await work.write(scope, checked)
+  } catch (error) {
+    if (error instanceof ApiError && error.status < 500) {
+      throw new Error(`A checked write refused after its checks (${error.code}); refusals belong in its check.`, { cause: error })
+    }
+    throw error
+  }
 }

@@ -1,6 +1,7 @@
 import type { Migration } from 'kysely'
 import * as initialSchema from './0001-initial-schema.ts'
 import * as outboxDeliveryOrder from './0002-outbox-delivery-order.ts'
+import * as idempotencyClaim from './0003-idempotency-claim.ts'
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the compiled
@@ -9,4 +10,5 @@ import * as outboxDeliveryOrder from './0002-outbox-delivery-order.ts'
 export const migrations: Record<string, Migration> = {
   '0001-initial-schema': initialSchema,
   '0002-outbox-delivery-order': outboxDeliveryOrder,
+  '0003-idempotency-claim': idempotencyClaim,
 }

@@ -3,25 +3,24 @@ import { sql, type Transaction } from 'kysely'
 import type { Database, IdempotencyKeyRow } from '../schema.ts'
 import type { Executor } from '../transaction.ts'
 
-/**
- * Takes the key's transaction-scoped advisory lock without waiting (callers are digits, so
- * `caller:key` is unambiguous). False means another request
- * with the same key is running right now. The lock ends with the transaction.
- */
-export async function tryLockKey(trx: Transaction<Database>, caller: string, key: string): Promise<boolean> {
-  const result = await sql<{ locked: boolean }>`
-    select pg_try_advisory_xact_lock(hashtextextended(${`${caller}:${key}`}, 7)) as locked`.execute(trx)
-  return result.rows[0]?.locked === true
-}
+/** What a key holds when a request claims it: its stored outcome, if a live one exists. */
+export type KeyClaim =
+  | { locked: false }
+  | { locked: true; stored: Pick<IdempotencyKeyRow, 'request_hash' | 'status' | 'location' | 'body'> | undefined }
 
-export async function findLiveOutcome(trx: Transaction<Database>, caller: string, key: string): Promise<IdempotencyKeyRow | undefined> {
-  return trx
-    .selectFrom('idempotency_keys')
-    .selectAll()
-    .where('caller', '=', caller)
-    .where('key', '=', key)
-    .where('expires_at', '>', sql<Date>`now()`)
-    .executeTakeFirst()
+/**
+ * Claims a key in one round trip (migration 0003's `idempotency_claim`): its transaction-scoped
+ * advisory lock without waiting, then its live stored outcome, read after the lock was granted.
+ * Unlocked means another request with the same key is running right now; the lock ends with the
+ * transaction. Callers are digits, so `caller:key` is unambiguous.
+ */
+export async function claimKey(trx: Transaction<Database>, caller: string, key: string): Promise<KeyClaim> {
+  const result = await sql<{ locked: boolean; request_hash: string | null; status: number | null; location: string | null; body: unknown }>`
+    select * from idempotency_claim(${caller}, ${key})`.execute(trx)
+  const row = result.rows[0]
+  if (!row?.locked) return { locked: false }
+  if (row.request_hash === null || row.status === null) return { locked: true, stored: undefined }
+  return { locked: true, stored: { request_hash: row.request_hash, status: row.status, location: row.location, body: row.body } }
 }
 
 export interface StoredOutcome {

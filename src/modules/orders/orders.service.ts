@@ -268,22 +268,28 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
     async create(caller: Caller, input: { items: readonly RequestedItem[] }, options: WriteOptions<Order> = {}): Promise<Written<Order>> {
       commands.check('OrderCreate', input)
       requireScope(caller, 'orders:write')
-      return runWrite(db, options.idempotency, async ({ trx }) => {
-        // One statement reads what the checks need, one writes the order with its items.
-        const { buyerExists, prices } = await repository.findBuyerAndPrices(
-          trx,
-          caller.userId,
-          input.items.map((item) => item.sku),
-        )
-        if (!buyerExists) {
-          throw unprocessable('UNKNOWN_USER', `The token's subject, user ${caller.userId}, does not exist.`)
-        }
-        const pricing = pricedAt(input.items, prices)
-        const row = await repository.insertOrderWithItems(trx, { userId: caller.userId, total: pricing.total }, pricing.items)
-        const order = toOrder(row, pricing.items)
-        // The event carries the order as it was created, not as a subscriber later finds it.
-        await recordEvent(trx, 'order.created', { orderId: row.id, userId: row.user_id, order })
-        return order
+      // Every refusal comes from the checks, before the first change: a keyed create needs no savepoint.
+      return runWrite(db, options.idempotency, {
+        // One statement reads what the checks need…
+        async check(trx) {
+          const { buyerExists, prices } = await repository.findBuyerAndPrices(
+            trx,
+            caller.userId,
+            input.items.map((item) => item.sku),
+          )
+          if (!buyerExists) {
+            throw unprocessable('UNKNOWN_USER', `The token's subject, user ${caller.userId}, does not exist.`)
+          }
+          return pricedAt(input.items, prices)
+        },
+        // …one writes the order with its items, one its event.
+        async write({ trx }, pricing) {
+          const row = await repository.insertOrderWithItems(trx, { userId: caller.userId, total: pricing.total }, pricing.items)
+          const order = toOrder(row, pricing.items)
+          // The event carries the order as it was created, not as a subscriber later finds it.
+          await recordEvent(trx, 'order.created', { orderId: row.id, userId: row.user_id, order })
+          return order
+        },
       })
     },
 
