@@ -17,7 +17,6 @@ t.test('defaults follow decisions §1 and §9', async (t) => {
   t.equal(config.graphql.maxMutations, 25)
   t.equal(config.graphql.maxTokens, 30_000)
   t.equal(config.graphql.maxResponseBytes, 5_242_880, 'decisions §13: 5 MB')
-
   t.equal(config.jwtMaxLifetimeMs, 24 * 3_600_000, 'JWT_MAX_LIFETIME is 24 h (decisions §13)')
 })
 
