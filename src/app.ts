@@ -104,15 +104,20 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   // First, so that its preClose runs before those that wait for work in flight.
   await app.register(shutdown)
-  await app.register(securityHeaders)
+  await app.register(securityHeaders, { publicUrl: config.publicUrl })
   // Before every hook that can answer early (versioning, auth, rate limits), so that a preflight
   // needs no token and every refusal carries the CORS headers.
-  await app.register(corsPlugin, { origins: config.corsOrigins })
+  await app.register(corsPlugin, { origins: config.corsOrigins, legacyRateLimitHeaders: config.rateLimitLegacyHeaders })
   await app.register(problemJson)
   await app.register(versioning)
   await app.register(redisPlugin, { url: config.redisUrl })
   await app.register(authPlugin, { jwtSecret: config.jwtSecret })
-  await app.register(rateLimitPlugin, { max: config.rateLimit.max, windowMs: config.rateLimit.windowMs, redis: app.redis })
+  await app.register(rateLimitPlugin, {
+    max: config.rateLimit.max,
+    windowMs: config.rateLimit.windowMs,
+    legacyHeaders: config.rateLimitLegacyHeaders,
+    redis: app.redis,
+  })
   await app.register(dbPlugin, {
     database: options.database,
     url: config.databaseUrl,
