@@ -104,10 +104,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   // First, so that its preClose runs before those that wait for work in flight.
   await app.register(shutdown)
-  await app.register(securityHeaders)
+  await app.register(securityHeaders, { publicUrl: config.publicUrl })
   // Before every hook that can answer early (versioning, auth, rate limits), so that a preflight
   // needs no token and every refusal carries the CORS headers.
-  await app.register(corsPlugin, { origins: config.corsOrigins })
+  await app.register(corsPlugin, { origins: config.corsOrigins, legacyRateLimitHeaders: config.rateLimitLegacyHeaders })
   await app.register(problemJson)
   await app.register(redisPlugin, { url: config.redisUrl })
   await app.register(authPlugin, { jwtSecret: config.jwtSecret, jwtMaxLifetimeMs: config.jwtMaxLifetimeMs })
@@ -124,7 +124,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(metricsPlugin, { token: config.metricsToken })
   // After auth (its key is the caller) and the request's measurements (a 429 is measured and traced
   // like any answer), before every hook that can refuse a request: each refusal is counted too.
-  await app.register(rateLimitPlugin, { max: config.rateLimit.max, windowMs: config.rateLimit.windowMs, redis: app.redis })
+  await app.register(rateLimitPlugin, {
+    max: config.rateLimit.max,
+    windowMs: config.rateLimit.windowMs,
+    legacyHeaders: config.rateLimitLegacyHeaders,
+    redis: app.redis,
+  })
   await app.register(versioning)
   await app.register(httpCaching)
   app.decorate('services', createServices({ db: app.db, config, invalidate: createCacheInvalidator(app) }))

@@ -29,6 +29,11 @@ export interface AppConfig {
   seed: boolean
   logLevel: string
   rateLimit: { max: number; windowMs: number }
+  /**
+   * Whether responses also carry the legacy RateLimit-Limit/-Remaining/-Reset fields beside the
+   * IETF draft's RateLimit and RateLimit-Policy (decisions §13, "Lean responses").
+   */
+  rateLimitLegacyHeaders: boolean
   /** Whether this instance relays the event outbox (every instance listens for relayed events). */
   eventsRelay: boolean
   graphql: {
@@ -223,6 +228,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       max: integer(env, 'RATE_LIMIT_MAX', 600, 1, 1_000_000),
       windowMs: duration(env, 'RATE_LIMIT_WINDOW', 60_000),
     },
+    rateLimitLegacyHeaders: boolean(env, 'RATE_LIMIT_LEGACY_HEADERS', false),
     graphql: {
       maxDepth: integer(env, 'GRAPHQL_MAX_DEPTH', 10, 1, 100),
       maxCost: integer(env, 'GRAPHQL_MAX_COST', 5000, 1, 10_000_000),

@@ -36,7 +36,53 @@ export function tokenLifetimeSeconds(claims: { exp: number; iat?: number | undef
   return claims.exp - issuedAt
 }
 
-export function createTokenVerifier(secret: string, maxLifetimeMs: number): (token: string) => TokenVerification {
+/** How many verified tokens one verifier remembers (about 0.5 KB each). */
+export const VERIFIED_TOKEN_CACHE_SIZE = 10_000
+
+/**
+ * Remembers the Caller of each verified token until the token's `exp`, at most `size` of them (the
+ * least recently used goes first). Only acceptances are kept: every check that accepted a token
+ * stays true while it lives (its signature, its `nbf` already passed, and a lifetime measured from
+ * `min(iat, now)` only shrinks), so a cached Caller is the one a new verification would build.
+ * Refusals are left to fast-jwt's own cache, which knows when an `nbf` comes due.
+ */
+export function createVerifiedTokenCache(size: number): {
+  get(token: string, nowMs: number): Caller | undefined
+  set(token: string, caller: Caller): void
+} {
+  // A Map iterates in insertion order: re-inserting on a hit makes the first key the least recent.
+  const callers = new Map<string, Caller>()
+  return {
+    get(token, nowMs) {
+      const caller = callers.get(token)
+      if (caller === undefined) return undefined
+      callers.delete(token)
+      if (nowMs >= caller.expiresAt) return undefined
+      callers.set(token, caller)
+      return caller
+    },
+    set(token, caller) {
+      callers.delete(token)
+      if (callers.size >= size) {
+        const oldest = callers.keys().next()
+        if (oldest.done !== true) callers.delete(oldest.value)
+      }
+      callers.set(token, caller)
+    },
+  }
+}
+
+/**
+ * A token's verification, built once per token: the Caller (its scopes parsed, its subject read as
+ * a user id) is cached until the token's `exp`, so a client reusing its token costs one lookup.
+ * Each call makes its own cache: nothing is shared between apps.
+ */
+export function createTokenVerifier(
+  secret: string,
+  maxLifetimeMs: number,
+  cacheSize = VERIFIED_TOKEN_CACHE_SIZE,
+): (token: string) => TokenVerification {
+  const verified = createVerifiedTokenCache(cacheSize)
   const verify = createVerifier({
     key: secret,
     algorithms: ['HS256'],
@@ -44,6 +90,8 @@ export function createTokenVerifier(secret: string, maxLifetimeMs: number): (tok
     cache: 1000,
   })
   return (token) => {
+    const cached = verified.get(token, Date.now())
+    if (cached !== undefined) return { ok: true, caller: cached }
     let claims: TokenClaims
     try {
       claims = verify(token) as TokenClaims
@@ -69,9 +117,8 @@ export function createTokenVerifier(secret: string, maxLifetimeMs: number): (tok
       return { ok: false, reason: 'The token subject must be a user id.' }
     }
     const scopes = new Set(typeof claims.scope === 'string' ? claims.scope.split(' ').filter(Boolean) : [])
-    return {
-      ok: true,
-      caller: { subject: claims.sub, userId, scopes, admin: scopes.has('admin'), expiresAt: claims.exp * 1000 },
-    }
+    const caller: Caller = { subject: claims.sub, userId, scopes, admin: scopes.has('admin'), expiresAt: claims.exp * 1000 }
+    verified.set(token, caller)
+    return { ok: true, caller }
   }
 }

@@ -22,14 +22,13 @@ export const CORS_EXPOSED_HEADERS = [
   'Idempotent-Replayed',
   'RateLimit',
   'RateLimit-Policy',
-  'RateLimit-Limit',
-  'RateLimit-Remaining',
-  'RateLimit-Reset',
   'Retry-After',
   'Deprecation',
   'Sunset',
   'Link',
 ]
+/** Exposed too when they are sent (RATE_LIMIT_LEGACY_HEADERS=true); otherwise they only lengthen every answer. */
+export const CORS_EXPOSED_LEGACY_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']
 export const CORS_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
 /** How long a browser may reuse a preflight's answer (Chromium caps it at 2 h). */
 export const CORS_PREFLIGHT_MAX_AGE_SECONDS = 600
@@ -37,6 +36,8 @@ export const CORS_PREFLIGHT_MAX_AGE_SECONDS = 600
 export interface CorsOptions {
   /** The configured CORS_ORIGINS; undefined turns CORS off. */
   origins: string[] | '*' | undefined
+  /** Whether the legacy RateLimit-Limit/-Remaining/-Reset are sent, and so exposed. */
+  legacyRateLimitHeaders: boolean
 }
 
 export default fp<CorsOptions>(
@@ -48,7 +49,7 @@ export default fp<CorsOptions>(
       origin: origins === '*' ? true : origins,
       methods: CORS_METHODS,
       allowedHeaders: CORS_ALLOWED_HEADERS,
-      exposedHeaders: CORS_EXPOSED_HEADERS,
+      exposedHeaders: options.legacyRateLimitHeaders ? [...CORS_EXPOSED_HEADERS, ...CORS_EXPOSED_LEGACY_HEADERS] : CORS_EXPOSED_HEADERS,
       maxAge: CORS_PREFLIGHT_MAX_AGE_SECONDS,
       credentials: false,
       strictPreflight: true,

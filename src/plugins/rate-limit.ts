@@ -1,8 +1,9 @@
 /**
  * Request budgets per caller (decisions §9): keyed by the token's `sub`, by IP without a valid
  * token. Counters live in memory, or in Redis when one is configured, so that several instances
- * share one budget. Every response reports the budget both in the headers clients read today
- * (RateLimit-Limit/Remaining/Reset) and in the current IETF draft's RateLimit-Policy/RateLimit.
+ * share one budget. Every response reports the budget in the current IETF draft's RateLimit-Policy
+ * and RateLimit fields; the legacy RateLimit-Limit/-Remaining/-Reset only with
+ * RATE_LIMIT_LEGACY_HEADERS=true (decisions §13, "Lean responses").
  *
  * When the counter store fails (Redis down or hanging), the request goes on unlimited and without
  * RateLimit fields, since the service cannot know the budget: failing open (decisions §12). Every
@@ -29,6 +30,8 @@ declare module 'fastify' {
 export interface RateLimitOptions {
   max: number
   windowMs: number
+  /** Also send RateLimit-Limit/-Remaining/-Reset (RATE_LIMIT_LEGACY_HEADERS). */
+  legacyHeaders: boolean
   redis: Redis | undefined
 }
 
@@ -45,6 +48,8 @@ export default fp<RateLimitOptions>(
       keyGenerator: (request) => (request.caller ? `sub:${request.caller.subject}` : `ip:${request.ip}`),
     })
     const budgetOf = app.createRateLimit()
+    // The policy names the configured budget; only the state changes per response.
+    const policyField = `"default";q=${options.max};w=${windowSeconds}`
 
     async function countRequest(request: FastifyRequest, reply: FastifyReply): Promise<void> {
       let budget: Awaited<ReturnType<typeof budgetOf>>
@@ -56,10 +61,12 @@ export default fp<RateLimitOptions>(
       }
       if (budget.isAllowed) return
       const reset = budget.ttlInSeconds
-      reply.header('ratelimit-limit', budget.max)
-      reply.header('ratelimit-remaining', budget.remaining)
-      reply.header('ratelimit-reset', reset)
-      reply.header('ratelimit-policy', `"default";q=${budget.max};w=${windowSeconds}`)
+      if (options.legacyHeaders) {
+        reply.header('ratelimit-limit', budget.max)
+        reply.header('ratelimit-remaining', budget.remaining)
+        reply.header('ratelimit-reset', reset)
+      }
+      reply.header('ratelimit-policy', policyField)
       reply.header('ratelimit', `"default";r=${budget.remaining};t=${reset}`)
       if (budget.isExceeded) {
         throw new ApiError('RATE_LIMITED', `Rate limit of ${budget.max} requests per ${windowSeconds} s exceeded; retry in ${reset} s.`, {

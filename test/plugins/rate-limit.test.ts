@@ -11,8 +11,8 @@ t.test('the 601st request in a window is 429 with Retry-After and a quota-exceed
     if (last.statusCode !== 200) break
   }
   t.equal(last!.statusCode, 200, 'the first 600 pass')
-  t.equal(last!.headers['ratelimit-limit'], '600')
-  t.equal(last!.headers['ratelimit-remaining'], '0')
+  t.equal(last!.headers['ratelimit-limit'], undefined, 'no legacy fields unless RATE_LIMIT_LEGACY_HEADERS=true')
+  t.equal(last!.headers['ratelimit-remaining'], undefined, 'no legacy fields unless RATE_LIMIT_LEGACY_HEADERS=true')
   t.equal(last!.headers['ratelimit-policy'], '"default";q=600;w=60')
   t.match(last!.headers.ratelimit, /^"default";r=0;t=\d+$/)
 
@@ -24,7 +24,17 @@ t.test('the 601st request in a window is 429 with Retry-After and a quota-exceed
 
   const other = await app.inject({ method: 'GET', url: '/api/v1/openapi.json', headers: bearer(3, 'orders:read') })
   t.equal(other.statusCode, 200, 'budgets are per caller')
-  t.equal(other.headers['ratelimit-remaining'], '599')
+  t.match(other.headers.ratelimit, /^"default";r=599;t=\d+$/)
+})
+
+t.test('RATE_LIMIT_LEGACY_HEADERS=true adds RateLimit-Limit/-Remaining/-Reset beside the draft fields', async (t) => {
+  const app = await build(t, { env: { RATE_LIMIT_LEGACY_HEADERS: 'true', RATE_LIMIT_MAX: '5' } })
+  const response = await app.inject({ method: 'GET', url: '/api/v1/openapi.json', headers: bearer(2, 'orders:read') })
+  t.equal(response.headers['ratelimit-limit'], '5')
+  t.equal(response.headers['ratelimit-remaining'], '4')
+  t.match(response.headers['ratelimit-reset'], /^\d+$/)
+  t.equal(response.headers['ratelimit-policy'], '"default";q=5;w=60')
+  t.match(response.headers.ratelimit, /^"default";r=4;t=\d+$/)
 })
 
 t.test('without a valid token the budget is per IP', async (t) => {

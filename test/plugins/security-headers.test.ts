@@ -51,19 +51,71 @@ t.test('every kind of response carries nosniff and a self-only policy', async (t
   t.equal(responses['problem (400)'].statusCode, 400)
   t.equal(responses['/healthz'].statusCode, 200)
   t.equal(responses['/docs'].statusCode, 200)
+  const pages = new Set(['/docs', '/docs/json'])
   for (const [name, response] of Object.entries(responses)) {
     t.equal(response.headers['x-content-type-options'], 'nosniff', `${name}: nosniff`)
-    t.equal(response.headers['x-frame-options'], 'SAMEORIGIN', `${name}: helmet's defaults`)
-    t.equal(response.headers['referrer-policy'], 'no-referrer', `${name}: helmet's defaults`)
+    t.equal(response.headers['x-frame-options'], pages.has(name) ? 'SAMEORIGIN' : undefined, `${name}: helmet's defaults on pages only`)
+    t.equal(response.headers['referrer-policy'], pages.has(name) ? 'no-referrer' : undefined, `${name}: helmet's defaults on pages only`)
     const policy = parsePolicy(response.headers['content-security-policy'])
-    t.same(policy['default-src'], ["'self'"], `${name}: default-src 'self'`)
-    t.same(policy['script-src'], ["'self'"], `${name}: scripts from the service only`)
-    t.same(policy['object-src'], ["'none'"], `${name}: no plugins`)
+    t.same(policy['default-src'], [pages.has(name) ? "'self'" : "'none'"], `${name}: default-src 'self' on pages, 'none' on the API`)
+    t.same(policy['script-src'], pages.has(name) ? ["'self'"] : undefined, `${name}: scripts from the service only`)
+    t.same(policy['object-src'], pages.has(name) ? ["'none'"] : undefined, `${name}: no plugins`)
     t.same(selfOnly(policy), [], `${name}: no other origin, no 'unsafe-inline'`)
     t.notOk('upgrade-insecure-requests' in policy, `${name}: plain-HTTP URLs are not rewritten to https`)
   }
   const api = parsePolicy(responses['REST record list'].headers['content-security-policy'])
-  t.same(api['style-src'], ["'self'"], 'the API allows no inline style at all')
+  t.same(api['style-src'], undefined, "the API allows no inline style at all (default-src 'none')")
+})
+
+t.test("API answers carry only nosniff and a policy that allows nothing (decisions §13); the pages keep helmet's set", async (t) => {
+  const lean = ['content-security-policy', 'x-content-type-options']
+  const helmetOnly = (headers: Record<string, unknown>) =>
+    [
+      'x-frame-options',
+      'referrer-policy',
+      'cross-origin-opener-policy',
+      'cross-origin-resource-policy',
+      'origin-agent-cluster',
+      'x-dns-prefetch-control',
+      'x-download-options',
+      'x-permitted-cross-domain-policies',
+      'x-xss-protection',
+    ].filter((name) => headers[name] !== undefined)
+  for (const publicUrl of [undefined, 'http://api.example.com', 'https://api.example.com']) {
+    const app = await build(t, { env: publicUrl ? { PUBLIC_URL: publicUrl } : {} })
+    const https = publicUrl?.startsWith('https:') === true
+    const answers = {
+      'REST read': await app.inject({ method: 'GET', url: '/api/v1/orders/1', headers: bearer(2) }),
+      'problem (401)': await app.inject({ method: 'GET', url: '/api/v1/orders' }),
+      'problem (404, no route)': await app.inject({ method: 'GET', url: '/nowhere' }),
+      GraphQL: await app.inject({ method: 'POST', url: '/graphql', headers: bearer(2), payload: { query: '{ me { id } }' } }),
+      '/healthz': await app.inject({ method: 'GET', url: '/healthz' }),
+      '/readyz': await app.inject({ method: 'GET', url: '/readyz' }),
+      '/metrics': await app.inject({ method: 'GET', url: '/metrics' }),
+      '/api/v1/openapi.json': await app.inject({ method: 'GET', url: '/api/v1/openapi.json', headers: bearer(2) }),
+    }
+    for (const [name, response] of Object.entries(answers)) {
+      t.equal(
+        response.headers['content-security-policy'],
+        "default-src 'none'; frame-ancestors 'none'",
+        `${publicUrl}, ${name}: the API policy`,
+      )
+      t.equal(response.headers['x-content-type-options'], 'nosniff', `${publicUrl}, ${name}: nosniff`)
+      t.same(helmetOnly(response.headers), [], `${publicUrl}, ${name}: none of helmet's document headers`)
+      t.equal(
+        response.headers['strict-transport-security'],
+        https ? 'max-age=31536000; includeSubDomains' : undefined,
+        `${publicUrl}, ${name}: HSTS only when PUBLIC_URL is https`,
+      )
+      t.ok(lean.every((header) => response.headers[header] !== undefined))
+    }
+    for (const url of ['/docs', '/graphiql']) {
+      const page = await app.inject({ method: 'GET', url })
+      t.equal(page.statusCode, 200)
+      t.ok(helmetOnly(page.headers).length >= 8, `${publicUrl}, ${url}: helmet's full set`)
+      t.equal(page.headers['strict-transport-security'], 'max-age=31536000; includeSubDomains', `${url}: helmet's HSTS, as before`)
+    }
+  }
 })
 
 t.test('/docs loads only its own assets, with nothing inline that the policy blocks', async (t) => {

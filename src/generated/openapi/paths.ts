@@ -1240,11 +1240,20 @@ export interface components {
         RetryAfter: number;
         /** @description `Bearer realm="api"`, plus `error="invalid_token"` when a credential was sent (RFC 6750). */
         WWWAuthenticate: string;
-        /** @description Requests allowed per window. */
+        /**
+         * @deprecated
+         * @description Requests allowed per window. Legacy: sent only when the server runs with `RATE_LIMIT_LEGACY_HEADERS=true`; read `RateLimit` instead.
+         */
         RateLimitLimit: number;
-        /** @description Requests left in the current window. */
+        /**
+         * @deprecated
+         * @description Requests left in the current window. Legacy: sent only when the server runs with `RATE_LIMIT_LEGACY_HEADERS=true`; read `RateLimit` instead.
+         */
         RateLimitRemaining: number;
-        /** @description Seconds until the window resets. */
+        /**
+         * @deprecated
+         * @description Seconds until the window resets. Legacy: sent only when the server runs with `RATE_LIMIT_LEGACY_HEADERS=true`; read `RateLimit` instead.
+         */
         RateLimitReset: number;
         /** @description The policy, IETF draft form: `"default";q=600;w=60`. */
         RateLimitPolicy: string;
