@@ -57,7 +57,7 @@ t.test('the manifest: method, URL, media types, body, authentication, scopes, de
   t.equal(schema.body, OrderCreateSchema, 'the body is the component the contract names')
   t.same(schema.headers.properties['idempotency-key'], contract.components.parameters.IdempotencyKey.schema, 'header names in lower case')
   t.equal(schema.headers.additionalProperties, true, 'clients send headers the contract does not name')
-  t.same(Object.keys(schema.response), ['201', '400', '401', '403', '406', '409', '413', '415', '422', '429', 'default'])
+  t.same(Object.keys(schema.response), ['201', '400', '401', '403', '406', '408', '409', '413', '415', '422', '429', '431', 'default'])
   t.equal(
     schema.response['400'].content['application/problem+json'].schema,
     operations.getOrder.schema.response['404'].content['application/problem+json'].schema,
