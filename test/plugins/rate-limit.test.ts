@@ -56,11 +56,10 @@ t.test('unknown routes are rate limited like any other: a 404 is counted and rep
     [404, 404, 404, 429],
   )
   t.same(
-    answers.map((answer) => answer.headers['ratelimit-remaining']),
-    ['2', '1', '0', '0'],
+    answers.map((answer) => answer.headers.ratelimit),
+    ['"default";r=2;t=60', '"default";r=1;t=60', '"default";r=0;t=60', '"default";r=0;t=60'],
     'every 404 carries the RateLimit fields',
   )
-  t.equal(answers[0]!.headers.ratelimit, '"default";r=2;t=60')
   t.equal(answers[3]!.json().code, 'RATE_LIMITED')
   // The budget is the caller's, whatever the route: a known one is refused now too.
   t.equal((await app.inject({ method: 'GET', url: '/api/v1/orders', headers })).statusCode, 429)
@@ -75,10 +74,10 @@ t.test('refusals before the handler are counted too: a 406 and a GraphQL 401 car
     headers: { accept: 'application/vnd.api+json; version=2' },
   })
   t.equal(versioned.statusCode, 406)
-  t.equal(versioned.headers['ratelimit-remaining'], '4')
+  t.match(versioned.headers.ratelimit, /^"default";r=4;t=\d+$/)
   const graphql = await app.inject({ method: 'POST', url: '/graphql', payload: { query: '{ __typename }' } })
   t.equal(graphql.statusCode, 401)
-  t.equal(graphql.headers['ratelimit-remaining'], '3', 'the same IP budget')
+  t.match(graphql.headers.ratelimit, /^"default";r=3;t=\d+$/, 'the same IP budget')
 })
 
 t.test('two instances sharing Redis share one budget', async (t) => {
