@@ -33,6 +33,8 @@ export async function generateGraphqlFiles(root: string): Promise<GeneratedFile[
     scalars: { ...config.scalars, ID: { input: 'string', output: 'string | number' } },
     contextType: 'mercurius#MercuriusContext',
     makeResolverTypeCallable: true,
+    // A Node's parent says which type it is (src/graphql/node.ts tags what node/nodes return).
+    resolversNonOptionalTypename: { interfaceImplementingType: true },
     mappers: Object.fromEntries(records.map(({ name }) => [name, `../../graphql/parents.ts#${name}Parent`])),
   }
   const rootFields = roots.map((type) => `  ${type.name}: ${JSON.stringify(Object.keys(type.getFields()))},`).join('\n')

@@ -18,6 +18,8 @@ export const errorCatalogue = {
   // Node could not parse the request line or a header: answered before any route (no GraphQL either).
   MALFORMED_REQUEST: { status: 400, graphql: 'BAD_REQUEST' },
   INVALID_ID: { status: 400, graphql: 'BAD_USER_INPUT' },
+  // GraphQL's nodes(ids:) with more than 100 ids.
+  TOO_MANY_IDS: { status: 400, graphql: 'BAD_USER_INPUT' },
   INVALID_PAGE_SIZE: { status: 400, graphql: 'BAD_USER_INPUT' },
   INVALID_CURSOR: { status: 400, graphql: 'BAD_USER_INPUT' },
   INVALID_SORT: { status: 400, graphql: 'BAD_USER_INPUT' },

@@ -7,7 +7,8 @@
  *   spread into it included) are added up and rounded up, so `{ id name }` costs 1 and 25 of them 3;
  * - an object field costs 1 plus its selection;
  * - a list field multiplies that by its `first`/`last` argument, or by the default page size
- *   (DEFAULT_PAGE_SIZE, 20) where it has none; a list of scalars counts that many scalars.
+ *   (DEFAULT_PAGE_SIZE, 20) where it has none, or by the number of its `ids` (`nodes`); a list of
+ *   scalars counts that many scalars.
  *
  * So `orders(first: 48) { a1: id … a7000: id }` costs 48 × (1 + ⌈700⌉) = 33,648: what a response
  * carries is paid for, not only what it fetches. Arguments are read as graphql-js will pass them to
@@ -82,6 +83,8 @@ function listSize(field: GraphQLField<unknown, unknown>, node: FieldNode, variab
     // An argument that does not coerce fails its field when it executes: nothing is fetched for it.
     return DEFAULT_LIST_SIZE
   }
+  // A list of records by id (`nodes(ids:)`) holds one per id.
+  if (Array.isArray(args.ids)) return args.ids.length
   for (const name of ['first', 'last']) {
     const value = args[name]
     // A negative or absurd size is refused by the resolver; the cost uses what was asked.

@@ -8,6 +8,7 @@ import { productResolvers } from '../modules/products/products.resolvers.ts'
 import { userLoaders, userResolvers } from '../modules/users/users.resolvers.ts'
 import type { Resolvers } from '../generated/graphql/types.ts'
 import type { Loaders } from './loaders.ts'
+import { nodeResolvers } from './node.ts'
 
 /** The modules' maps of type → field → function as one, refusing a field that two modules define. */
 function merge<FieldMaps extends Record<string, object | undefined>>(...maps: FieldMaps[]): FieldMaps {
@@ -24,9 +25,16 @@ function merge<FieldMaps extends Record<string, object | undefined>>(...maps: Fi
   return merged as FieldMaps
 }
 
-export function graphqlResolvers(): { resolvers: Resolvers; loaders: Loaders } {
+/**
+ * The generated resolver map less what Mercurius' resolver maps have no place for: the Node
+ * interface's `__resolveType` (graphql's default type resolver reads the `__typename` tag node.ts
+ * puts on what node/nodes return) and its types' `__isTypeOf`. None of them is ever set.
+ */
+type ObjectResolvers = { [Type in Exclude<keyof Resolvers, 'Node'>]?: Omit<NonNullable<Resolvers[Type]>, '__isTypeOf'> }
+
+export function graphqlResolvers(): { resolvers: ObjectResolvers; loaders: Loaders } {
   return {
-    resolvers: merge<Resolvers>(orderResolvers, userResolvers, productResolvers, articleResolvers),
+    resolvers: merge<Resolvers>(nodeResolvers, orderResolvers, userResolvers, productResolvers, articleResolvers),
     loaders: merge<Loaders>(orderLoaders, userLoaders, articleLoaders),
   }
 }

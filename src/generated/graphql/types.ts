@@ -55,6 +55,10 @@ export type Query = {
   articles: Array<Article>;
   /** `articles` as a connection: the same articles, newest first. */
   articlesConnection: ArticleConnection;
+  /** The record with this global id, or null when none exists: a user, company, order, product, author, article or comment, under the same rules as that type's own lookup (an order needs orders:read; another user's order or user record is FORBIDDEN unless the caller is an admin). An id that is not a global id is BAD_USER_INPUT (`INVALID_ID`). Costs what its selection costs, like `order(id:)`. */
+  node?: Maybe<Node>;
+  /** The records with these global ids, in the same order: each as `node(id:)` would answer it, null where that answers null or an error (the error's `path` names the index). At most 100 ids (BAD_USER_INPUT, reason `TOO_MANY_IDS`, otherwise). Read in one statement per type, and priced as a list of as many records as ids. */
+  nodes: Array<Maybe<Node>>;
   /** The product with this sku, or null when none exists. */
   product?: Maybe<Product>;
   /** The product catalog, by sku ascending. */
@@ -129,6 +133,18 @@ export type QueryArticlesConnectionArgs = {
 
 
 /** Reads. Each paged list comes twice: as a plain list (`orders`) and as a Relay-style connection (`ordersConnection`) with the same arguments, rules and cost. Prefer the connection: its cursors live on the edges, outside the records, so a normalized client cache (Apollo, Relay, urql) keeps one record per id whichever list fetched it. Page through either with `first` and `after`. */
+export type QueryNodeArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+/** Reads. Each paged list comes twice: as a plain list (`orders`) and as a Relay-style connection (`ordersConnection`) with the same arguments, rules and cost. Prefer the connection: its cursors live on the edges, outside the records, so a normalized client cache (Apollo, Relay, urql) keeps one record per id whichever list fetched it. Page through either with `first` and `after`. */
+export type QueryNodesArgs = {
+  ids: Array<Scalars['ID']['input']>;
+};
+
+
+/** Reads. Each paged list comes twice: as a plain list (`orders`) and as a Relay-style connection (`ordersConnection`) with the same arguments, rules and cost. Prefer the connection: its cursors live on the edges, outside the records, so a normalized client cache (Apollo, Relay, urql) keeps one record per id whichever list fetched it. Page through either with `first` and `after`. */
 export type QueryProductArgs = {
   sku: Scalars['String']['input'];
 };
@@ -150,7 +166,7 @@ export type QueryProductsConnectionArgs = {
 /**
  * Changes. The mutations of one request run one after the other, in order. Those that create a record or act on an order take an optional `idempotencyKey` that makes a retry safe.
  *
- * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
+ * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted record's global id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
  */
 export type Mutation = {
   __typename?: 'Mutation';
@@ -164,13 +180,13 @@ export type Mutation = {
   cancelOrder?: Maybe<Order>;
   /** Refunds a paid order: paid → refunded (needs orders:write; the owner or an admin). From any other state, CONFLICT naming the current status. */
   refundOrder?: Maybe<Order>;
-  /** Deletes a pending or cancelled order and returns its id (needs orders:write; the owner or an admin). A paid or refunded order is a financial record: CONFLICT. Afterwards the order is gone: `order` returns null and a second deleteOrder is NOT_FOUND. */
+  /** Deletes a pending or cancelled order and returns its global id (needs orders:write; the owner or an admin). A paid or refunded order is a financial record: CONFLICT. Afterwards the order is gone: `order` returns null and a second deleteOrder is NOT_FOUND. */
   deleteOrder?: Maybe<Scalars['ID']['output']>;
   /** Publishes an article written by the caller (needs articles:write). */
   createArticle?: Maybe<Article>;
   /** Changes an article's title or body (needs articles:write; its author or an admin); omitted fields keep their value. */
   updateArticle?: Maybe<Article>;
-  /** Deletes an article with its comments and returns its id (needs articles:write; its author or an admin). */
+  /** Deletes an article with its comments and returns its global id (needs articles:write; its author or an admin). */
   deleteArticle?: Maybe<Scalars['ID']['output']>;
   /** Adds a comment by the caller to an article (needs articles:write). */
   addComment?: Maybe<Comment>;
@@ -184,7 +200,7 @@ export type Mutation = {
 /**
  * Changes. The mutations of one request run one after the other, in order. Those that create a record or act on an order take an optional `idempotencyKey` that makes a retry safe.
  *
- * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
+ * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted record's global id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
  */
 export type MutationCreateOrderArgs = {
   input: CreateOrderInput;
@@ -195,7 +211,7 @@ export type MutationCreateOrderArgs = {
 /**
  * Changes. The mutations of one request run one after the other, in order. Those that create a record or act on an order take an optional `idempotencyKey` that makes a retry safe.
  *
- * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
+ * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted record's global id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
  */
 export type MutationUpdateOrderArgs = {
   id: Scalars['ID']['input'];
@@ -206,7 +222,7 @@ export type MutationUpdateOrderArgs = {
 /**
  * Changes. The mutations of one request run one after the other, in order. Those that create a record or act on an order take an optional `idempotencyKey` that makes a retry safe.
  *
- * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
+ * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted record's global id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
  */
 export type MutationPayOrderArgs = {
   id: Scalars['ID']['input'];
@@ -218,7 +234,7 @@ export type MutationPayOrderArgs = {
 /**
  * Changes. The mutations of one request run one after the other, in order. Those that create a record or act on an order take an optional `idempotencyKey` that makes a retry safe.
  *
- * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
+ * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted record's global id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
  */
 export type MutationCancelOrderArgs = {
   id: Scalars['ID']['input'];
@@ -230,7 +246,7 @@ export type MutationCancelOrderArgs = {
 /**
  * Changes. The mutations of one request run one after the other, in order. Those that create a record or act on an order take an optional `idempotencyKey` that makes a retry safe.
  *
- * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
+ * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted record's global id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
  */
 export type MutationRefundOrderArgs = {
   id: Scalars['ID']['input'];
@@ -242,7 +258,7 @@ export type MutationRefundOrderArgs = {
 /**
  * Changes. The mutations of one request run one after the other, in order. Those that create a record or act on an order take an optional `idempotencyKey` that makes a retry safe.
  *
- * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
+ * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted record's global id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
  */
 export type MutationDeleteOrderArgs = {
   id: Scalars['ID']['input'];
@@ -252,7 +268,7 @@ export type MutationDeleteOrderArgs = {
 /**
  * Changes. The mutations of one request run one after the other, in order. Those that create a record or act on an order take an optional `idempotencyKey` that makes a retry safe.
  *
- * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
+ * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted record's global id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
  */
 export type MutationCreateArticleArgs = {
   input: CreateArticleInput;
@@ -263,7 +279,7 @@ export type MutationCreateArticleArgs = {
 /**
  * Changes. The mutations of one request run one after the other, in order. Those that create a record or act on an order take an optional `idempotencyKey` that makes a retry safe.
  *
- * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
+ * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted record's global id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
  */
 export type MutationUpdateArticleArgs = {
   id: Scalars['ID']['input'];
@@ -274,7 +290,7 @@ export type MutationUpdateArticleArgs = {
 /**
  * Changes. The mutations of one request run one after the other, in order. Those that create a record or act on an order take an optional `idempotencyKey` that makes a retry safe.
  *
- * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
+ * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted record's global id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
  */
 export type MutationDeleteArticleArgs = {
   id: Scalars['ID']['input'];
@@ -284,7 +300,7 @@ export type MutationDeleteArticleArgs = {
 /**
  * Changes. The mutations of one request run one after the other, in order. Those that create a record or act on an order take an optional `idempotencyKey` that makes a retry safe.
  *
- * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
+ * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted record's global id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
  */
 export type MutationAddCommentArgs = {
   articleId: Scalars['ID']['input'];
@@ -296,7 +312,7 @@ export type MutationAddCommentArgs = {
 /**
  * Changes. The mutations of one request run one after the other, in order. Those that create a record or act on an order take an optional `idempotencyKey` that makes a retry safe.
  *
- * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
+ * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted record's global id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
  */
 export type MutationCreateUserArgs = {
   input: CreateUserInput;
@@ -307,7 +323,7 @@ export type MutationCreateUserArgs = {
 /**
  * Changes. The mutations of one request run one after the other, in order. Those that create a record or act on an order take an optional `idempotencyKey` that makes a retry safe.
  *
- * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
+ * Partial success: every mutation field is nullable, and its payload is the changed record itself (the deletions return the deleted record's global id). When one mutation of a request fails, its field is null and `errors` has an entry whose `path` names it, while the mutations before and after it keep their data. So a non-null field is a change that happened, and a null field with an error is one that did not; a successful mutation never returns null.
  */
 export type MutationCreateProductArgs = {
   input: CreateProductInput;
@@ -337,11 +353,19 @@ export type SubscriptionCommentAddedArgs = {
   articleId: Scalars['ID']['input'];
 };
 
-/** A user of the service. Private to that user and to admins. */
-export type User = {
-  __typename?: 'User';
-  /** The user's id. */
+/** A record with an identity (Relay's Global Object Identification): its `id` is an opaque global id, unique across every type, that `node(id:)` finds again. Each also has `databaseId`, its id in the REST API (a product's REST key is its `sku`). An order's line item (`Item`) has no identity of its own and is not a Node. */
+export type Node = {
+  /** The global id: opaque, unique across every type. */
   id: Scalars['ID']['output'];
+};
+
+/** A user of the service. Private to that user and to admins. */
+export type User = Node & {
+  __typename?: 'User';
+  /** The user's global id: opaque, unique across every type (a Node), stable. Pass it to `node(id:)`, or to any argument that takes this user's id. */
+  id: Scalars['ID']['output'];
+  /** The user's id in the REST API (`/api/v1/users/{id}`). */
+  databaseId: Scalars['Int']['output'];
   /** The user's name. */
   name: Scalars['String']['output'];
   /** When the user was created. */
@@ -364,19 +388,23 @@ export type UserOrdersArgs = {
 };
 
 /** A company a user may belong to. */
-export type Company = {
+export type Company = Node & {
   __typename?: 'Company';
-  /** The company's id. */
+  /** The company's global id: opaque, unique across every type (a Node), stable. Pass it to `node(id:)`, or to any argument that takes this company's id. */
   id: Scalars['ID']['output'];
+  /** The company's id in the REST API (a user's `company_id`). */
+  databaseId: Scalars['Int']['output'];
   /** The company's name. */
   name: Scalars['String']['output'];
 };
 
 /** An order with its line items. Private to the user who placed it and to admins. */
-export type Order = {
+export type Order = Node & {
   __typename?: 'Order';
-  /** The order's id. */
+  /** The order's global id: opaque, unique across every type (a Node), stable. Pass it to `node(id:)`, or to any argument that takes this order's id. */
   id: Scalars['ID']['output'];
+  /** The order's id in the REST API (`/api/v1/orders/{id}`). */
+  databaseId: Scalars['Int']['output'];
   /** Where the order is in its life. */
   status: OrderStatus;
   /** Σ qty × unitPrice over the items, in minor units (cents); computed by the server from the catalog, never taken from a client. */
@@ -410,9 +438,9 @@ export type Item = {
 };
 
 /** A product of the catalog. */
-export type Product = {
+export type Product = Node & {
   __typename?: 'Product';
-  /** The product's stable identity, for normalized client caches (`Product:<id>`): its sku, which never changes and is unique in the catalog. Pass it to `product(sku:)`. */
+  /** The product's global id: opaque, unique across every type (a Node), made from its sku, which never changes. A product has no `databaseId`: its REST key is its `sku` (`product(sku:)`, `/api/v1/products/{sku}`). */
   id: Scalars['ID']['output'];
   /** The product code: a letter or digit, then up to 63 letters, digits, dots, dashes or underscores. */
   sku: Scalars['String']['output'];
@@ -428,19 +456,23 @@ export type Product = {
 };
 
 /** The public profile of an article's or a comment's author. (A `User` is private to that user and to admins, so articles and comments expose an `Author` instead.) */
-export type Author = {
+export type Author = Node & {
   __typename?: 'Author';
-  /** The author's user id. */
+  /** The author's global id: opaque, unique across every type (a Node). An author is the public profile of a user, a record of its own: its global id is not the user's, so that a client cache never mixes the public profile with the private `User`. */
   id: Scalars['ID']['output'];
+  /** The author's user id in the REST API (an article's or comment's `author_id`). */
+  databaseId: Scalars['Int']['output'];
   /** The author's name. */
   name: Scalars['String']['output'];
 };
 
 /** An article. Anyone with a valid token may read it. */
-export type Article = {
+export type Article = Node & {
   __typename?: 'Article';
-  /** The article's id. */
+  /** The article's global id: opaque, unique across every type (a Node), stable. Pass it to `node(id:)`, or to any argument that takes this article's id. */
   id: Scalars['ID']['output'];
+  /** The article's id in the REST API (`/api/v1/articles/{id}`). */
+  databaseId: Scalars['Int']['output'];
   /** The title, 1-200 characters. */
   title: Scalars['String']['output'];
   /** The body, 1-100,000 characters. */
@@ -477,10 +509,12 @@ export type ArticleCommentsConnectionArgs = {
 };
 
 /** A comment on an article. Anyone with a valid token may read it. */
-export type Comment = {
+export type Comment = Node & {
   __typename?: 'Comment';
-  /** The comment's id. */
+  /** The comment's global id: opaque, unique across every type (a Node), stable. Pass it to `node(id:)`, or to any argument that takes this comment's id. */
   id: Scalars['ID']['output'];
+  /** The comment's id in the REST API. */
+  databaseId: Scalars['Int']['output'];
   /** The text, 1-10,000 characters. */
   body: Scalars['String']['output'];
   /** When the comment was written. */
@@ -645,7 +679,7 @@ export type AddCommentInput = {
 export type CreateUserInput = {
   /** The user's name, 1-200 characters. */
   name: Scalars['String']['input'];
-  /** The company the user belongs to; an unknown company is BAD_USER_INPUT. */
+  /** The company the user belongs to (its global id, or its plain id); an unknown company is BAD_USER_INPUT. */
   companyId?: InputMaybe<Scalars['ID']['input']>;
 };
 
@@ -725,6 +759,18 @@ export type DirectiveResolverFn<TResult = Record<PropertyKey, never>, TParent = 
 
 
 
+/** Mapping of interface types */
+export type ResolversInterfaceTypes<_RefType extends Record<string, unknown>> = {
+  Node:
+    | ( UserParent & { __typename: 'User' } )
+    | ( CompanyParent & { __typename: 'Company' } )
+    | ( OrderParent & { __typename: 'Order' } )
+    | ( ProductParent & { __typename: 'Product' } )
+    | ( AuthorParent & { __typename: 'Author' } )
+    | ( ArticleParent & { __typename: 'Article' } )
+    | ( CommentParent & { __typename: 'Comment' } )
+  ;
+};
 
 /** Mapping between all available schema types and the resolvers types */
 export type ResolversTypes = {
@@ -736,6 +782,7 @@ export type ResolversTypes = {
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  Node: ResolverTypeWrapper<ResolversInterfaceTypes<ResolversTypes>['Node']>;
   User: ResolverTypeWrapper<UserParent>;
   Company: ResolverTypeWrapper<CompanyParent>;
   Order: ResolverTypeWrapper<OrderParent>;
@@ -775,6 +822,7 @@ export type ResolversParentTypes = {
   String: Scalars['String']['output'];
   Mutation: Record<PropertyKey, never>;
   Subscription: Record<PropertyKey, never>;
+  Node: ResolversInterfaceTypes<ResolversParentTypes>['Node'];
   User: UserParent;
   Company: CompanyParent;
   Order: OrderParent;
@@ -820,6 +868,8 @@ export type QueryResolvers<ContextType = MercuriusContext, ParentType extends Re
   article?: Resolver<Maybe<ResolversTypes['Article']>, ParentType, ContextType, RequireFields<QueryArticleArgs, 'id'>>;
   articles?: Resolver<Array<ResolversTypes['Article']>, ParentType, ContextType, RequireFields<QueryArticlesArgs, 'first'>>;
   articlesConnection?: Resolver<ResolversTypes['ArticleConnection'], ParentType, ContextType, RequireFields<QueryArticlesConnectionArgs, 'first'>>;
+  node?: Resolver<Maybe<ResolversTypes['Node']>, ParentType, ContextType, RequireFields<QueryNodeArgs, 'id'>>;
+  nodes?: Resolver<Array<Maybe<ResolversTypes['Node']>>, ParentType, ContextType, RequireFields<QueryNodesArgs, 'ids'>>;
   product?: Resolver<Maybe<ResolversTypes['Product']>, ParentType, ContextType, RequireFields<QueryProductArgs, 'sku'>>;
   products?: Resolver<Array<ResolversTypes['Product']>, ParentType, ContextType, RequireFields<QueryProductsArgs, 'first'>>;
   productsConnection?: Resolver<ResolversTypes['ProductConnection'], ParentType, ContextType, RequireFields<QueryProductsConnectionArgs, 'first'>>;
@@ -846,22 +896,31 @@ export type SubscriptionResolvers<ContextType = MercuriusContext, ParentType ext
   commentAdded?: SubscriptionResolver<ResolversTypes['Comment'], "commentAdded", ParentType, ContextType, RequireFields<SubscriptionCommentAddedArgs, 'articleId'>>;
 };
 
+export type NodeResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['Node'] = ResolversParentTypes['Node']> = {
+  __resolveType: TypeResolveFn<'User' | 'Company' | 'Order' | 'Product' | 'Author' | 'Article' | 'Comment', ParentType, ContextType>;
+};
+
 export type UserResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User']> = {
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  databaseId?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   company?: Resolver<Maybe<ResolversTypes['Company']>, ParentType, ContextType>;
   orders?: Resolver<Array<ResolversTypes['Order']>, ParentType, ContextType, Partial<UserOrdersArgs>>;
   cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
 export type CompanyResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['Company'] = ResolversParentTypes['Company']> = {
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  databaseId?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
 export type OrderResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['Order'] = ResolversParentTypes['Order']> = {
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  databaseId?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   status?: Resolver<ResolversTypes['OrderStatus'], ParentType, ContextType>;
   total?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   items?: Resolver<Array<ResolversTypes['Item']>, ParentType, ContextType>;
@@ -869,6 +928,7 @@ export type OrderResolvers<ContextType = MercuriusContext, ParentType extends Re
   createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   updatedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
 export type ItemResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['Item'] = ResolversParentTypes['Item']> = {
@@ -884,15 +944,19 @@ export type ProductResolvers<ContextType = MercuriusContext, ParentType extends 
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   price?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
 export type AuthorResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['Author'] = ResolversParentTypes['Author']> = {
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  databaseId?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
 export type ArticleResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['Article'] = ResolversParentTypes['Article']> = {
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  databaseId?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   title?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   body?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
@@ -901,15 +965,18 @@ export type ArticleResolvers<ContextType = MercuriusContext, ParentType extends 
   comments?: Resolver<Array<ResolversTypes['Comment']>, ParentType, ContextType, RequireFields<ArticleCommentsArgs, 'first'>>;
   commentsConnection?: Resolver<ResolversTypes['CommentConnection'], ParentType, ContextType, RequireFields<ArticleCommentsConnectionArgs, 'first'>>;
   cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
 export type CommentResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['Comment'] = ResolversParentTypes['Comment']> = {
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  databaseId?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   body?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   author?: Resolver<ResolversTypes['Author'], ParentType, ContextType>;
   article?: Resolver<ResolversTypes['Article'], ParentType, ContextType>;
   cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
 export type PageInfoResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['PageInfo'] = ResolversParentTypes['PageInfo']> = {
@@ -974,6 +1041,7 @@ export type Resolvers<ContextType = MercuriusContext> = {
   Query?: QueryResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
   Subscription?: SubscriptionResolvers<ContextType>;
+  Node?: NodeResolvers<ContextType>;
   User?: UserResolvers<ContextType>;
   Company?: CompanyResolvers<ContextType>;
   Order?: OrderResolvers<ContextType>;
@@ -998,7 +1066,7 @@ export type Resolvers<ContextType = MercuriusContext> = {
 
 /** The root fields of the schema, by root type. */
 export const rootFields = {
-  Query: ["user","me","users","usersConnection","order","orders","ordersConnection","article","articles","articlesConnection","product","products","productsConnection"],
+  Query: ["user","me","users","usersConnection","order","orders","ordersConnection","article","articles","articlesConnection","node","nodes","product","products","productsConnection"],
   Mutation: ["createOrder","updateOrder","payOrder","cancelOrder","refundOrder","deleteOrder","createArticle","updateArticle","deleteArticle","addComment","createUser","createProduct"],
   Subscription: ["orderStatusChanged","orderCreated","commentAdded"],
 } as const

@@ -20,6 +20,11 @@ export async function findArticlesByIds(db: Executor, ids: readonly number[]): P
   return db.selectFrom('articles').selectAll().where('id', '=', anyInteger(ids)).execute()
 }
 
+export async function findCommentsByIds(db: Executor, ids: readonly number[]): Promise<CommentRow[]> {
+  if (ids.length === 0) return []
+  return db.selectFrom('comments').selectAll().where('id', '=', anyInteger(ids)).execute()
+}
+
 /** One keyset page (limit + 1 rows). */
 export async function findArticlePage(
   db: Executor,

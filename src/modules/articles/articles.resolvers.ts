@@ -11,11 +11,12 @@ import { subscriptionError } from '../../graphql/errors.ts'
 import { subscribeBounded } from '../../graphql/pubsub.ts'
 import type { Comment } from '../../contract-types.ts'
 import { toConnection } from '../../graphql/connection.ts'
+import { toGlobalId } from '../../graphql/global-id.ts'
 import { lookupPerSize } from '../../pagination/per-parent.ts'
 
 export const articleResolvers: Resolvers = {
   Query: {
-    article: (_, args, ctx) => orNull(ctx.app.services.articles.get(callerOf(ctx), parseId(args.id, 'id'))),
+    article: (_, args, ctx) => orNull(ctx.app.services.articles.get(callerOf(ctx), parseId(args.id, 'id', 'Article'))),
     articles: async (_, args, ctx) => {
       const page = await ctx.app.services.articles.list(callerOf(ctx), pageOf(args))
       return page.data.map((article, index) => ({ ...article, cursor: page.cursors![index]! }))
@@ -36,21 +37,21 @@ export const articleResolvers: Resolvers = {
     updateArticle: (_, args, ctx) =>
       namedAsArguments(
         'input',
-        ctx.app.services.articles.update(callerOf(ctx), parseId(args.id, 'id'), {
+        ctx.app.services.articles.update(callerOf(ctx), parseId(args.id, 'id', 'Article'), {
           title: args.input.title ?? undefined,
           body: args.input.body ?? undefined,
         }),
       ),
     deleteArticle: async (_, args, ctx) => {
-      const id = parseId(args.id, 'id')
+      const id = parseId(args.id, 'id', 'Article')
       await ctx.app.services.articles.remove(callerOf(ctx), id)
-      return String(id)
+      return toGlobalId('Article', id)
     },
     addComment: (_, args, ctx) =>
       namedAsArguments(
         'input',
         payloadOf(
-          ctx.app.services.articles.addComment(callerOf(ctx), parseId(args.articleId, 'articleId'), args.input, {
+          ctx.app.services.articles.addComment(callerOf(ctx), parseId(args.articleId, 'articleId', 'Article'), args.input, {
             idempotency: idempotencyClaimOf(ctx, 'addComment', args),
           }),
         ),
@@ -62,13 +63,13 @@ export const articleResolvers: Resolvers = {
         (_root: unknown, args: SubscriptionCommentAddedArgs, ctx: MercuriusContext) => {
           try {
             subscriber(ctx)
-            parseId(args.articleId, 'articleId')
+            parseId(args.articleId, 'articleId', 'Article')
           } catch (error) {
             throw subscriptionError(error)
           }
           return subscribeBounded(ctx, 'comment.added')
         },
-        (payload: { articleId: number }, args: SubscriptionCommentAddedArgs) => String(payload.articleId) === String(args.articleId),
+        (payload: { articleId: number }, args: SubscriptionCommentAddedArgs) => payload.articleId === parseId(args.articleId, 'articleId', 'Article'),
       ),
       resolve: (payload: { comment: Comment }) => payload.comment,
     },

@@ -167,6 +167,12 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
       return new Map(rows.map((row) => [row.id, toArticle(row)]))
     },
 
+    /** Comments by id (GraphQL's `nodes`): any valid token reads comments, as it reads articles. */
+    async commentsByIds(_caller: Caller, ids: readonly number[]): Promise<Map<number, Comment>> {
+      const rows = await repository.findCommentsByIds(db, ids)
+      return new Map(rows.map((row) => [row.id, toComment(row)]))
+    },
+
     async firstCommentsOfArticles(ids: readonly number[], first: number): Promise<Map<number, Comment[]>> {
       const rows = await repository.findFirstCommentsOfArticles(db, ids, first)
       return groupOldestFirst(ids, rows.map(toComment), (comment) => comment.article_id)

@@ -57,6 +57,13 @@ export async function findOrderWithItems(db: Executor, id: number): Promise<Orde
   return row && inStoredOrder(row)
 }
 
+/** Orders with their items by id (GraphQL's `nodes`), in one statement; a missing id has no row. */
+export async function findOrdersWithItemsByIds(db: Executor, ids: readonly number[]): Promise<OrderWithItemsRow[]> {
+  if (ids.length === 0) return []
+  const rows = await db.selectFrom('orders').selectAll().select(itemsOfOrder.as('items')).where('id', '=', anyInteger(ids)).execute()
+  return rows.map(inStoredOrder)
+}
+
 /** The items of many orders in one statement, in each order's stored sequence. */
 export async function findItemsOfOrders(db: Executor, orderIds: readonly number[]): Promise<OrderItemRow[]> {
   if (orderIds.length === 0) return []

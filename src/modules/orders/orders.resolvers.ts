@@ -28,6 +28,7 @@ import { isOwnerOrAdmin, requireScope } from '../../auth/policy.ts'
 import { subscriptionError } from '../../graphql/errors.ts'
 import { subscribeBounded } from '../../graphql/pubsub.ts'
 import { toConnection } from '../../graphql/connection.ts'
+import { toGlobalId } from '../../graphql/global-id.ts'
 import {
   type SelectedFields,
   type SelectionContext,
@@ -90,14 +91,14 @@ type ActionArgs = MutationPayOrderArgs | MutationCancelOrderArgs | MutationRefun
 /** payOrder, cancelOrder and refundOrder: one state transition each. */
 const transition = (ctx: MercuriusContext, field: string, action: OrderAction, args: ActionArgs) =>
   payloadOf(
-    ctx.app.services.orders.transition(callerOf(ctx), parseId(args.id, 'id'), action, args.reason ?? undefined, {
+    ctx.app.services.orders.transition(callerOf(ctx), parseId(args.id, 'id', 'Order'), action, args.reason ?? undefined, {
       idempotency: idempotencyClaimOf(ctx, field, args),
     }),
   )
 
 export const orderResolvers: Resolvers = {
   Query: {
-    order: (_, args, ctx) => orNull(ctx.app.services.orders.get(callerOf(ctx), parseId(args.id, 'id'))),
+    order: (_, args, ctx) => orNull(ctx.app.services.orders.get(callerOf(ctx), parseId(args.id, 'id', 'Order'))),
 
     orders: async (_, args, ctx, info) => {
       const fields = selectedFields(info)
@@ -106,7 +107,7 @@ export const orderResolvers: Resolvers = {
         callerOf(ctx),
         {
           status: args.status ?? undefined,
-          userId: args.userId == null ? undefined : parseId(args.userId, 'userId'),
+          userId: args.userId == null ? undefined : parseId(args.userId, 'userId', 'User'),
           ...pageOf(args),
         },
         { everyCursor: fields.has('cursor'), relations: orderRelationsOf(fields, info) },
@@ -120,7 +121,7 @@ export const orderResolvers: Resolvers = {
         callerOf(ctx),
         {
           status: args.status ?? undefined,
-          userId: args.userId == null ? undefined : parseId(args.userId, 'userId'),
+          userId: args.userId == null ? undefined : parseId(args.userId, 'userId', 'User'),
           ...pageOf(args),
         },
         { everyCursor: true, relations: orderRelationsOf(selectedFieldsAt(info, ['edges', 'node']), info) },
@@ -138,7 +139,7 @@ export const orderResolvers: Resolvers = {
       ),
 
     updateOrder: (_, args, ctx) =>
-      namedAsArguments('input', ctx.app.services.orders.replaceItems(callerOf(ctx), parseId(args.id, 'id'), args.input.items)),
+      namedAsArguments('input', ctx.app.services.orders.replaceItems(callerOf(ctx), parseId(args.id, 'id', 'Order'), args.input.items)),
 
     payOrder: (_, args, ctx) => namedAsArguments('', transition(ctx, 'payOrder', 'payment', args)),
 
@@ -147,9 +148,9 @@ export const orderResolvers: Resolvers = {
     refundOrder: (_, args, ctx) => namedAsArguments('', transition(ctx, 'refundOrder', 'refund', args)),
 
     deleteOrder: async (_, args, ctx) => {
-      const id = parseId(args.id, 'id')
+      const id = parseId(args.id, 'id', 'Order')
       await ctx.app.services.orders.remove(callerOf(ctx), id)
-      return String(id)
+      return toGlobalId('Order', id)
     },
   },
 
@@ -161,9 +162,9 @@ export const orderResolvers: Resolvers = {
     orderStatusChanged: {
       subscribe: subscribeTo(
         'order.status_changed',
-        (payload, args: SubscriptionOrderStatusChangedArgs) => args.orderId == null || String(payload.orderId) === String(args.orderId),
+        (payload, args: SubscriptionOrderStatusChangedArgs) => args.orderId == null || payload.orderId === parseId(args.orderId, 'orderId', 'Order'),
         // A non-canonical id (`0x10`) is refused like everywhere else, not matched against nothing.
-        (args) => void (args.orderId == null || parseId(args.orderId, 'orderId')),
+        (args) => void (args.orderId == null || parseId(args.orderId, 'orderId', 'Order')),
       ),
       resolve: resolveOrder,
     },

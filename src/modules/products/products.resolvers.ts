@@ -24,8 +24,6 @@ export const productResolvers: Resolvers = {
       ),
   },
   Product: {
-    /** The sku: unique in the catalog and never changed, so a normalized cache can key by it. */
-    id: (product) => product.sku,
     cursor: (product, _, ctx) => ctx.app.services.products.cursorOf(product),
   },
 }

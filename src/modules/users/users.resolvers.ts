@@ -17,7 +17,7 @@ export function userRelationsOf(fields: SelectedFields): UserRelations {
 export const userResolvers: Resolvers = {
   Query: {
     user: (_, args, ctx, info) =>
-      orNull(ctx.app.services.users.get(callerOf(ctx), parseId(args.id, 'id'), userRelationsOf(selectedFields(info)))),
+      orNull(ctx.app.services.users.get(callerOf(ctx), parseId(args.id, 'id', 'User'), userRelationsOf(selectedFields(info)))),
     me: (_, _args, ctx, info) => ctx.app.services.users.get(callerOf(ctx), callerOf(ctx).userId, userRelationsOf(selectedFields(info))),
     // No total: the GraphQL lists show none.
     users: async (_, args, ctx, info) => {
@@ -43,7 +43,7 @@ export const userResolvers: Resolvers = {
         payloadOf(
           ctx.app.services.users.create(
             callerOf(ctx),
-            { name: args.input.name, company_id: args.input.companyId == null ? null : parseId(args.input.companyId, 'input.companyId') },
+            { name: args.input.name, company_id: args.input.companyId == null ? null : parseId(args.input.companyId, 'input.companyId', 'Company') },
             { idempotency: idempotencyClaimOf(ctx, 'createUser', args) },
           ),
         ),

@@ -6,7 +6,7 @@ import type { Caller } from '../../auth/caller.ts'
 import { isOwnerOrAdmin, requireAdmin, requireOwnerOrAdmin } from '../../auth/policy.ts'
 import type { CompanyRow, UserRow } from '../../db/schema.ts'
 import { runWrite, type WriteOptions, type Written } from '../../db/transaction.ts'
-import { notFound, unprocessable } from '../../errors.ts'
+import { ApiError, notFound, unprocessable } from '../../errors.ts'
 import type { User } from '../../contract-types.ts'
 import { cutPage } from '../../pagination/keyset-page.ts'
 import type { Page } from '../../pagination/page.ts'
@@ -78,6 +78,27 @@ export function createUsersService({ db, cursors, commands }: Pick<ServiceDepend
       const user = row && toUserWithRelated(row)
       if (!user) throw notFound(`User ${id}`)
       return user
+    },
+
+    /**
+     * `get` for many ids in one statement (GraphQL's `nodes`): each id answers what `get` answers,
+     * the user or its 403 (another user's record, refused before it is read); a missing user is
+     * absent from the map.
+     */
+    async getMany(caller: Caller, ids: readonly number[]): Promise<Map<number, User | ApiError>> {
+      const answers = new Map<number, User | ApiError>()
+      const readable: number[] = []
+      for (const id of ids) {
+        try {
+          requireOwnerOrAdmin(caller, id, 'user record')
+          readable.push(id)
+        } catch (error) {
+          if (!(error instanceof ApiError)) throw error
+          answers.set(id, error)
+        }
+      }
+      for (const row of await repository.findUsersByIds(db, readable)) answers.set(row.id, toUser(row))
+      return answers
     },
 
     /**
