@@ -31,6 +31,7 @@ import versioning from './plugins/versioning.ts'
 import httpCaching from './plugins/http-caching.ts'
 import requestCost from './plugins/request-cost.ts'
 import metricsPlugin from './plugins/metrics.ts'
+import deprecationPlugin, { deprecatedOperations } from './plugins/deprecation.ts'
 import tracingPlugin from './plugins/tracing.ts'
 import eventsPlugin from './plugins/events.ts'
 import { createServices } from './services.ts'
@@ -122,6 +123,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(tracingPlugin, { config: config.tracing, spanExporter: options.spanExporter })
   await app.register(requestCost)
   await app.register(metricsPlugin, { token: config.metricsToken })
+  await app.register(deprecationPlugin)
   // After auth (its key is the caller) and the request's measurements (a 429 is measured and traced
   // like any answer), before every hook that can refuse a request: each refusal is counted too.
   await app.register(rateLimitPlugin, {
@@ -140,7 +142,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(swagger, { mode: 'static', specification: { document: served.document as never } })
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: true } })
   await app.register(healthRoutes)
-  await app.register(async (api) => registerOperations(api, restHandlers({ app: api, config, served })))
+  // Deprecation headers come from the contract the app is built from (options.contracts), once per route.
+  const deprecated = deprecatedOperations(contracts.openApiDocument)
+  await app.register(async (api) => registerOperations(api, restHandlers({ app: api, config, served }), deprecated))
   await app.register(graphqlPlugin, { config, sdl: contracts.graphqlSdl })
   await app.register(eventsPlugin, { relay: config.eventsRelay })
 

@@ -12,6 +12,7 @@ import pg from 'pg'
 import { buildApp } from '../src/app.ts'
 import { createTokenSigner } from '../src/auth/tokens.ts'
 import { loadConfig, type AppConfig } from '../src/config.ts'
+import type { Contracts } from '../src/contracts.ts'
 import { createDatabase, type DatabaseHandle } from '../src/db/database.ts'
 import { contractViolations } from './contract-validator.ts'
 import { loadPgliteTemplate, postgresUrl, templateDatabaseName, withDatabase } from './setup/templates.ts'
@@ -64,6 +65,8 @@ export interface BuildOptions extends TestDatabaseOptions {
   uncheckedResponses?: boolean
   /** Where the app's log lines go (set LOG_LEVEL in env too: tests are silent by default). */
   loggerStream?: { write(line: string): void }
+  /** The contracts to build from instead of openapi.yaml and schema.graphql as they are (a test's edited copy). */
+  contracts?: Contracts
 }
 
 /**
@@ -76,6 +79,7 @@ export async function build(t: Teardown, options: BuildOptions = {}): Promise<Fa
     config: testConfig(options.env),
     database,
     ...(options.loggerStream ? { loggerStream: options.loggerStream } : {}),
+    ...(options.contracts ? { contracts: options.contracts } : {}),
   })
   t.teardown(() => app.close())
   if (!options.uncheckedResponses && t.fail) checkResponsesAgainstContract(app, t.fail.bind(t))

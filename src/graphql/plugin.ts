@@ -5,6 +5,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import type { DocumentNode } from 'graphql'
 import mercurius, { type CustomPubSub } from 'mercurius'
 import type { Caller } from '../auth/caller.ts'
 import type { AppConfig } from '../config.ts'
@@ -25,6 +26,7 @@ import { refuseNonUtf8GraphqlDocuments } from '../http/utf8-bodies.ts'
 import { observeGraphql, tracedLoaders, tracedResolvers } from './observability.ts'
 import { withBatchedLoaders } from './batched-loaders.ts'
 import { boundResponses, boundSubscriptionEvents } from './response-size.ts'
+import { deprecatedFieldsOf } from '../plugins/deprecation.ts'
 
 function rejectUnauthenticated(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
   if (request.caller) return undefined
@@ -107,6 +109,17 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
     const limits = operationLimitHooks(options.config.graphql, bucket)
     app.graphql.addHook('preValidation', limits.preValidation)
     app.graphql.addHook('preExecution', limits.preExecution)
+    // After the limits: a refused operation used nothing. The deprecated fields a document selects are
+    // found once per parsed document (Mercurius caches documents), then only looked up.
+    const deprecatedFields = new WeakMap<DocumentNode, readonly string[]>()
+    app.graphql.addHook('preExecution', async (schema, document, context) => {
+      let fields = deprecatedFields.get(document)
+      if (fields === undefined) {
+        fields = deprecatedFieldsOf(schema, document)
+        deprecatedFields.set(document, fields)
+      }
+      if (fields.length > 0) app.deprecation.fieldsUsed(context.reply?.request, fields)
+    })
     app.graphql.addHook('onResolution', async (execution, context) => {
       if (context.cost) (execution as { extensions?: Record<string, unknown> }).extensions = { ...execution.extensions, cost: context.cost }
     })
@@ -135,5 +148,5 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
 
     app.get('/graphql/schema.graphql', async (_request, reply) => reply.type('application/graphql; charset=utf-8').send(options.sdl))
   },
-  { name: 'graphql', dependencies: ['auth', 'redis'] },
+  { name: 'graphql', dependencies: ['auth', 'redis', 'deprecation'] },
 )

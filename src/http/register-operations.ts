@@ -10,6 +10,7 @@ import type { operations as ContractOperations } from '../generated/openapi/path
 import { ApiError, validationFailed } from '../errors.ts'
 import { requireCaller } from '../plugins/auth.ts'
 import { unstorableTextErrors } from './validation.ts'
+import type { DeprecatedOperation } from '../plugins/deprecation.ts'
 
 type ParametersOf<K extends OperationId> = ContractOperations[K]['parameters']
 /** An absent part (openapi-typescript's `?: never`) as an object with no properties. */
@@ -55,16 +56,27 @@ function hasBody(request: FastifyRequest): boolean {
   return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined
 }
 
-export function registerOperations(app: FastifyInstance, handlers: OperationHandlers): void {
-  for (const operationId of operationIds) registerOperation(app, operationId, handlers)
+export function registerOperations(
+  app: FastifyInstance,
+  handlers: OperationHandlers,
+  deprecated: ReadonlyMap<string, DeprecatedOperation> = new Map(),
+): void {
+  for (const operationId of operationIds) registerOperation(app, operationId, handlers, deprecated.get(operationId))
 }
 
-function registerOperation<K extends OperationId>(app: FastifyInstance, operationId: K, handlers: OperationHandlers): void {
+function registerOperation<K extends OperationId>(
+  app: FastifyInstance,
+  operationId: K,
+  handlers: OperationHandlers,
+  deprecated: DeprecatedOperation | undefined,
+): void {
   const handler = handlers[operationId]
   if (!handler) return
   const operation = operations[operationId]
   const accepted: readonly string[] = operation.requestMediaTypes
   app.route<OperationRequest<K>>({
+    // Only a deprecated operation gets this hook (its headers, count and log line): the others pay nothing.
+    ...(deprecated ? { onRequest: app.deprecation.operationHook(deprecated) } : {}),
     method: operation.method,
     url: operation.url,
     schema: operation.schema,

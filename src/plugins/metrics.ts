@@ -20,6 +20,13 @@ import { sendProblem } from './problem-json.ts'
 import { redisStatus } from './redis.ts'
 import { routeName } from './request-cost.ts'
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** This app's registry: what GET /metrics serves. */
+    metricsRegistry: Registry
+  }
+}
+
 export interface MetricsOptions {
   /** METRICS_TOKEN: the bearer token a scrape must send; none when undefined. */
   token: string | undefined
@@ -44,6 +51,8 @@ export default fp<MetricsOptions>(
   async function metrics(app, options) {
     const registry = new Registry()
     const registers = [registry]
+    // Other plugins register their own metrics here (plugins/deprecation.ts).
+    app.decorate('metricsRegistry', registry)
 
     // ---- Per request ------------------------------------------------------------------------
     const labelNames = ['method', 'route', 'status'] as const

@@ -1,0 +1,202 @@
+/**
+ * Deprecation at run time (decisions §13, "Contract evolution"; README "Contract evolution").
+ *
+ * - REST: an operation of openapi.yaml marked `deprecated: true` answers with `Deprecation: @<epoch>`
+ *   (RFC 9745: a structured-field date, from `x-deprecated-at`), `Sunset: <HTTP-date>` (RFC 8594, from
+ *   `x-sunset`, when set) and `Link: <replacement URL>; rel="successor-version"` (from `x-deprecated-by`,
+ *   the replacing operation's operationId, its path parameters filled from the request's). Everything
+ *   is computed once per route when routes are registered (http/register-operations.ts): other routes
+ *   get no hook at all.
+ * - GraphQL: the @deprecated fields a document selects are derived once per parsed document (Mercurius
+ *   keeps documents in its cache, so a repeated query costs one WeakMap lookup).
+ *
+ * Every use is counted in /metrics (`http_deprecated_usage_total{operation}`,
+ * `graphql_deprecated_usage_total{field}`) and logged at warn once per caller and operation or field
+ * per hour, remembering at most MAX_REMEMBERED pairs (the oldest are forgotten first).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { type DocumentNode, type GraphQLSchema, TypeInfo, visit, visitWithTypeInfo } from 'graphql'
+import { Counter } from 'prom-client'
+
+export interface DeprecatedOperation {
+  operationId: string
+  /** `Deprecation` (RFC 9745): `@<seconds since the epoch>`. */
+  deprecation: string
+  /** `Sunset` (RFC 8594): an HTTP-date. */
+  sunset?: string
+  /** The replacing operation's URL template (`/api/v1/orders/{id}/items`), for `Link`. */
+  successorUrl?: string
+}
+
+type OperationObject = {
+  operationId?: string
+  deprecated?: boolean
+  'x-deprecated-at'?: unknown
+  'x-sunset'?: unknown
+  'x-deprecated-by'?: unknown
+}
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
+const ONE_HOUR_MS = 60 * 60 * 1000
+/** Caller × operation-or-field pairs remembered for the hourly log line. */
+const MAX_REMEMBERED = 10_000
+
+function contractDate(value: unknown, where: string): Date {
+  // YAML reads an unquoted 2027-06-30 as a Date already; a quoted one is a string.
+  const date = value instanceof Date ? value : typeof value === 'string' ? new Date(value) : new Date(Number.NaN)
+  if (Number.isNaN(date.getTime())) throw new Error(`openapi.yaml: ${where} must be a date (2027-06-30) or a date-time`)
+  return date
+}
+
+/**
+ * The deprecated operations of an OpenAPI document, with their headers' values, by operationId. A
+ * deprecated operation must say since when (`x-deprecated-at`); a sunset before that date, or a
+ * replacement that is no operation of the contract or needs path parameters the deprecated one does
+ * not have, is a contract error, refused when the app is built.
+ */
+export function deprecatedOperations(document: Record<string, unknown>): Map<string, DeprecatedOperation> {
+  // Paths are under the first server's path, as routes are (codegen/openapi.ts).
+  const servers = document.servers as { url?: unknown }[] | undefined
+  const basePath = new URL(String(servers?.[0]?.url ?? '/'), 'http://localhost').pathname.replace(/\/+$/, '')
+  const paths = (document.paths ?? {}) as Record<string, Record<string, OperationObject>>
+  const byId = new Map<string, { path: string; operation: OperationObject }>()
+  for (const [path, item] of Object.entries(paths)) {
+    for (const method of HTTP_METHODS) {
+      const operation = item[method]
+      if (operation?.operationId) byId.set(operation.operationId, { path, operation })
+    }
+  }
+  const pathParameters = (path: string) => new Set([...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1] as string))
+  const deprecated = new Map<string, DeprecatedOperation>()
+  for (const [operationId, { path, operation }] of byId) {
+    if (operation.deprecated !== true) continue
+    const where = `${operationId} (deprecated)`
+    if (operation['x-deprecated-at'] === undefined)
+      throw new Error(`openapi.yaml: ${where} needs x-deprecated-at, the date it was deprecated`)
+    const deprecatedAt = contractDate(operation['x-deprecated-at'], `${where} x-deprecated-at`)
+    const entry: DeprecatedOperation = { operationId, deprecation: `@${Math.floor(deprecatedAt.getTime() / 1000)}` }
+    if (operation['x-sunset'] !== undefined) {
+      const sunset = contractDate(operation['x-sunset'], `${where} x-sunset`)
+      // RFC 9745 §5: a resource is not sunset before it is deprecated.
+      if (sunset < deprecatedAt) throw new Error(`openapi.yaml: ${where} has x-sunset before x-deprecated-at`)
+      entry.sunset = sunset.toUTCString()
+    }
+    const successorId = operation['x-deprecated-by']
+    if (successorId !== undefined) {
+      const successor = typeof successorId === 'string' ? byId.get(successorId) : undefined
+      if (!successor) throw new Error(`openapi.yaml: ${where} x-deprecated-by must be the operationId of another operation`)
+      const own = pathParameters(path)
+      const missing = [...pathParameters(successor.path)].filter((name) => !own.has(name))
+      if (missing.length > 0)
+        throw new Error(`openapi.yaml: ${where}'s replacement needs path parameters it does not have: ${missing.join(', ')}`)
+      entry.successorUrl = `${basePath}${successor.path}`
+    }
+    deprecated.set(operationId, entry)
+  }
+  return deprecated
+}
+
+/** The @deprecated fields (`Type.field`) a document selects, sorted. */
+export function deprecatedFieldsOf(schema: GraphQLSchema, document: DocumentNode): readonly string[] {
+  const typeInfo = new TypeInfo(schema)
+  const found = new Set<string>()
+  visit(
+    document,
+    visitWithTypeInfo(typeInfo, {
+      Field() {
+        const field = typeInfo.getFieldDef()
+        const parent = typeInfo.getParentType()
+        if (field?.deprecationReason != null && parent) found.add(`${parent.name}.${field.name}`)
+      },
+    }),
+  )
+  return [...found].sort()
+}
+
+export interface DeprecationRecorder {
+  /** A deprecated REST operation was called: count it, log it once per caller per hour. */
+  operationUsed(request: FastifyRequest, operation: DeprecatedOperation): void
+  /** A GraphQL request selects these deprecated fields. */
+  fieldsUsed(request: FastifyRequest | undefined, fields: readonly string[]): void
+  /** The route-level hook of a deprecated operation: its headers, its count, its log line. */
+  operationHook(operation: DeprecatedOperation): (request: FastifyRequest, reply: FastifyReply, done: () => void) => void
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    deprecation: DeprecationRecorder
+  }
+}
+
+function callerKey(request: FastifyRequest | undefined): string {
+  if (!request) return 'in-process'
+  return request.caller ? `sub:${request.caller.subject}` : `ip:${request.ip}`
+}
+
+export default fp(
+  async function deprecation(app: FastifyInstance) {
+    const registers = [app.metricsRegistry]
+    const operationUses = new Counter({
+      name: 'http_deprecated_usage_total',
+      help: 'Calls of a deprecated REST operation (deprecated: true in openapi.yaml), by operationId.',
+      labelNames: ['operation'],
+      registers,
+    })
+    const fieldUses = new Counter({
+      name: 'graphql_deprecated_usage_total',
+      help: 'GraphQL operations executed that select a @deprecated field, by field (Type.field).',
+      labelNames: ['field'],
+      registers,
+    })
+
+    // caller + target → when it may be logged again; insertion order is age order.
+    const loggedUntil = new Map<string, number>()
+    const logOncePerHour = (request: FastifyRequest | undefined, target: string, line: Record<string, unknown>, message: string) => {
+      const caller = callerKey(request)
+      const key = `${caller}\0${target}`
+      const now = Date.now()
+      const until = loggedUntil.get(key)
+      if (until !== undefined && until > now) return
+      loggedUntil.delete(key)
+      if (loggedUntil.size >= MAX_REMEMBERED) loggedUntil.delete(loggedUntil.keys().next().value as string)
+      loggedUntil.set(key, now + ONE_HOUR_MS)
+      ;(request?.log ?? app.log).warn({ deprecated: line, caller }, message)
+    }
+
+    const recorder: DeprecationRecorder = {
+      operationUsed(request, operation) {
+        operationUses.inc({ operation: operation.operationId })
+        logOncePerHour(
+          request,
+          operation.operationId,
+          { operation: operation.operationId, sunset: operation.sunset },
+          `deprecated operation ${operation.operationId} called`,
+        )
+      },
+      fieldsUsed(request, fields) {
+        for (const field of fields) {
+          fieldUses.inc({ field })
+          logOncePerHour(request, field, { field }, `deprecated GraphQL field ${field} selected`)
+        }
+      },
+      operationHook(operation) {
+        const link = operation.successorUrl
+        const hasParameters = link?.includes('{') ?? false
+        return (request, reply, done) => {
+          reply.header('deprecation', operation.deprecation)
+          if (operation.sunset) reply.header('sunset', operation.sunset)
+          if (link) {
+            const params = request.params as Record<string, string>
+            const url = hasParameters ? link.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? '')) : link
+            reply.header('link', `<${url}>; rel="successor-version"`)
+          }
+          recorder.operationUsed(request, operation)
+          done()
+        }
+      },
+    }
+    app.decorate('deprecation', recorder)
+  },
+  { name: 'deprecation', dependencies: ['metrics'] },
+)
