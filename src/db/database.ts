@@ -354,6 +354,6 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
   const failed = results?.find((result) => result.status === 'Error')
   if (error || failed) {
     const reason = error instanceof Error ? error.message : String(error ?? 'unknown error')
-    throw new Error(`Migration ${failed?.migrationName ?? ''} failed: ${reason}`)
+    throw new Error(`${failed ? `Migration ${failed.migrationName}` : 'Migrating the database'} failed: ${reason}`, { cause: error })
   }
 }
