@@ -36,6 +36,12 @@ export interface AppConfig {
   rateLimitLegacyHeaders: boolean
   /** Whether this instance relays the event outbox (every instance listens for relayed events). */
   eventsRelay: boolean
+  /**
+   * Where the LISTEN connection goes (decisions §13): a direct PostgreSQL URL, `false` for none
+   * (delivery by the one-second poll), undefined for DATABASE_URL itself. Behind a pooler in
+   * transaction mode a LISTEN is lost with the server connection it ran on, so it needs its own.
+   */
+  eventsDatabaseUrl: string | false | undefined
   graphql: {
     maxDepth: number
     maxCost: number
@@ -224,6 +230,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     seed: boolean(env, 'SEED', true),
     logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
     eventsRelay: boolean(env, 'EVENTS_RELAY', true),
+    eventsDatabaseUrl: env.EVENTS_DATABASE_URL === 'poll' ? false : url(env, 'EVENTS_DATABASE_URL', ['postgres:', 'postgresql:']),
     rateLimit: {
       max: integer(env, 'RATE_LIMIT_MAX', 600, 1, 1_000_000),
       windowMs: duration(env, 'RATE_LIMIT_WINDOW', 60_000),

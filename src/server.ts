@@ -25,7 +25,23 @@ try {
 const SHUTDOWN_GRACE_MS = 10_000
 const CLOSING_MARGIN_MS = 4000
 
-const app = await buildApp({ config })
+/**
+ * A start that fails on a dependency (the database or its pooler refusing us, Redis unreachable)
+ * ends with one line naming the cause and exit code 1, not a stack trace: the cause is in the
+ * operator's configuration, not in this code. Anything else is a bug and keeps its stack.
+ */
+function exitOnStartupFailure(error: unknown): never {
+  let code: string | undefined
+  for (let cause: unknown = error; cause instanceof Error && code === undefined; cause = cause.cause)
+    if ('code' in cause && cause.code !== undefined) code = String(cause.code)
+  if (error instanceof Error && code !== undefined) {
+    console.error(`cannot start: ${error.message} (${code})`)
+    process.exit(1)
+  }
+  throw error
+}
+
+const app = await buildApp({ config }).catch(exitOnStartupFailure)
 const grace = Math.max(SHUTDOWN_GRACE_MS, databaseWorkBoundMs(config.databaseStatementTimeoutMs) + CLOSING_MARGIN_MS)
 closeWithGrace({ delay: grace }, async ({ signal, err }) => {
   if (err) app.log.error({ err }, 'shutting down after an error')

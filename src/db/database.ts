@@ -113,9 +113,11 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
       // get a connection within it fails (503) instead of queueing without end. It is part of the
       // unit of work's budget, so never longer than the budget.
       connectionTimeoutMillis: Math.min(options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, budgetMs),
-      // The server cancels a statement past this (57014), releasing the locks it holds. The
-      // checkouts below bound the whole unit of work on the client side.
-      ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}),
+      // No startup parameters: a pooler in transaction mode (PgBouncer's defaults) refuses them,
+      // and would hand one session's settings to others. The statement timeout travels with each
+      // unit of work instead (CheckedOutConnection). Pipelining lets a read outside a transaction
+      // send its BEGIN, the read and its COMMIT in one round trip.
+      pipeline: statementTimeoutMs > 0,
       types: {
         getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
           oid === INT8_OID ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
@@ -138,7 +140,7 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
     // client's own listener has already reported it.
     pool.on('error', () => {})
     let connectTimeouts = 0
-    const checkouts = boundedCheckouts(pool, budgetMs, () => void connectTimeouts++)
+    const checkouts = boundedCheckouts(pool, budgetMs, statementTimeoutMs, () => void connectTimeouts++)
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: checkouts }), log })
     return {
       db,
@@ -219,11 +221,13 @@ const CONNECT_TIMEOUT_MESSAGES = new Set([
  * savepoint when it may refuse after writing, the stored outcome, COMMIT) or a read outside one. From asking for a connection to
  * releasing it, the unit has `budgetMs` (DB_STATEMENT_TIMEOUT and a margin) however many
  * statements it runs; the server's statement_timeout still cancels any one statement sooner,
- * releasing its locks and keeping the connection. The deadline lives here, with the checkout,
- * so that a transaction can also hand it to the server (`SET LOCAL statement_timeout`, for a
- * pooler that refuses startup parameters).
+ * releasing its locks and keeping the connection. The timeout is handed to the server with each
+ * unit (`SET LOCAL statement_timeout`), never as a session setting: behind a pooler in transaction
+ * mode a session is not ours, and a startup parameter is refused (decisions §13).
  */
-function boundedCheckouts(pool: pg.Pool, budgetMs: number, onConnectTimeout: () => void): PostgresPool {
+function boundedCheckouts(pool: pg.Pool, budgetMs: number, statementTimeoutMs: number, onConnectTimeout: () => void): PostgresPool {
+  // An integer from the configuration, never from a request: safe to write into the SQL text.
+  const setTimeout = statementTimeoutMs > 0 ? `set local statement_timeout = ${Math.trunc(statementTimeoutMs)}` : undefined
   return {
     async connect(): Promise<PostgresPoolClient> {
       const deadline = performance.now() + budgetMs
@@ -231,7 +235,7 @@ function boundedCheckouts(pool: pg.Pool, budgetMs: number, onConnectTimeout: () 
         if (error instanceof Error && CONNECT_TIMEOUT_MESSAGES.has(error.message)) onConnectTimeout()
         throw error
       })
-      return new CheckedOutConnection(client, deadline)
+      return new CheckedOutConnection(client, deadline, setTimeout)
     },
     end: () => pool.end(),
   }
@@ -239,6 +243,16 @@ function boundedCheckouts(pool: pg.Pool, budgetMs: number, onConnectTimeout: () 
 
 /** What Kysely reads of a result with no rows that changed none. */
 const NOTHING_RUN: PostgresQueryResult<never> = { command: 'SELECT', rowCount: 0, rows: [] }
+
+/** How Kysely opens a transaction (`begin`, or `start transaction …` with an isolation level or access mode). */
+const TRANSACTION_START = /^(begin|start transaction)\b/i
+/** How Kysely ends one. Savepoints (`savepoint`, `release savepoint`, `rollback to …`) stay inside it. */
+const TRANSACTION_END = /^(commit|rollback)$/i
+
+function toKysely<R>(result: pg.QueryResult): PostgresQueryResult<R> {
+  // pg types `command` as any string; it is the SQL command tag, one of those Kysely reads.
+  return { command: result.command as PostgresQueryResult<R>['command'], rowCount: result.rowCount ?? 0, rows: result.rows as R[] }
+}
 
 /** One checkout of a pooled client. A class, not closures: one is made for every transaction and read. */
 class CheckedOutConnection implements PostgresPoolClient {
@@ -251,10 +265,15 @@ class CheckedOutConnection implements PostgresPoolClient {
   readonly #client: pg.PoolClient
   /** When this unit of work must be over, on performance.now()'s clock; infinite without a statement timeout. */
   readonly #deadline: number
+  /** `set local statement_timeout = …`, or undefined without a timeout. */
+  readonly #setTimeout: string | undefined
+  /** Whether a transaction Kysely opened is open: its statements are under its own SET LOCAL. */
+  #inTransaction = false
 
-  constructor(client: pg.PoolClient, deadline: number) {
+  constructor(client: pg.PoolClient, deadline: number, setTimeout: string | undefined) {
     this.#client = client
     this.#deadline = deadline
+    this.#setTimeout = setTimeout
   }
 
   query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>
@@ -294,9 +313,30 @@ class CheckedOutConnection implements PostgresPoolClient {
   }
 
   async #run<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
-    const result = await this.#client.query(sql, [...parameters])
-    // pg types `command` as any string; it is the SQL command tag, one of those Kysely reads.
-    return { command: result.command as PostgresQueryResult<R>['command'], rowCount: result.rowCount ?? 0, rows: result.rows }
+    const setTimeout = this.#setTimeout
+    if (setTimeout === undefined) return toKysely(await this.#client.query(sql, [...parameters]))
+    if (TRANSACTION_START.test(sql)) {
+      // Kysely's BEGIN carries no parameters, so pg sends it with the simple protocol, which takes
+      // several statements at once: the timeout costs no round trip.
+      const results = (await this.#client.query(`${sql}; ${setTimeout}`)) as unknown as pg.QueryResult[]
+      this.#inTransaction = true
+      return toKysely(results[0]!)
+    }
+    if (this.#inTransaction) {
+      if (TRANSACTION_END.test(sql)) this.#inTransaction = false
+      return toKysely(await this.#client.query(sql, [...parameters]))
+    }
+    // A statement outside a transaction runs in one of its own, so that the timeout can be set
+    // for it alone. The three are pipelined (written together, answered in order): one round trip.
+    // Each ends with its own Sync, so a failing statement leaves the COMMIT a rollback, not an error.
+    const begin = this.#client.query(`begin; ${setTimeout}`)
+    const statement = this.#client.query(sql, [...parameters])
+    const commit = this.#client.query('commit')
+    const [began, ran, committed] = await Promise.allSettled([begin, statement, commit])
+    if (began.status === 'rejected') throw began.reason
+    if (ran.status === 'rejected') throw ran.reason
+    if (committed.status === 'rejected') throw committed.reason
+    return toKysely(ran.value)
   }
 
   release(destroy?: boolean): void {
@@ -314,6 +354,6 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
   const failed = results?.find((result) => result.status === 'Error')
   if (error || failed) {
     const reason = error instanceof Error ? error.message : String(error ?? 'unknown error')
-    throw new Error(`Migration ${failed?.migrationName ?? ''} failed: ${reason}`)
+    throw new Error(`${failed ? `Migration ${failed.migrationName}` : 'Migrating the database'} failed: ${reason}`, { cause: error })
   }
 }

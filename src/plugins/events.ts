@@ -36,9 +36,16 @@ declare module 'fastify' {
   }
 }
 
-export default fp<{ relay: boolean }>(
+export interface EventsPluginOptions {
+  relay: boolean
+  /** EVENTS_DATABASE_URL: where to LISTEN; `false` for nowhere (the poll delivers); undefined for the database's own URL. */
+  listenUrl?: string | false | undefined
+}
+
+export default fp<EventsPluginOptions>(
   async function events(app, options) {
-    const { url, pglite } = app.database
+    const { pglite } = app.database
+    const url = app.database.url === undefined || options.listenUrl === false ? undefined : (options.listenUrl ?? app.database.url)
     // Delivery reads through the same database, but not through app.db's statement log: that log
     // is what a request ran (tests count it), and this background polling is no request's work.
     const reader = app.database.background

@@ -71,7 +71,9 @@ export async function startServer(t: Teardown, databaseUrl: string, env: Record<
   })
   // The log is read to its end: a pipe nobody drains would block the server's writes.
   const listening = new Promise<string>((resolve, reject) => {
-    child.on('exit', () => reject(new Error(`the server exited before listening: ${server.stderr}`)))
+    child.on('exit', (code, signal) =>
+      reject(new Error(`the server exited before listening (code ${code}, signal ${signal}): ${server.stderr}`)),
+    )
     createInterface({ input: child.stdout! }).on('line', (line) => {
       let entry: { level?: number; msg?: string; err?: { message?: string } }
       try {

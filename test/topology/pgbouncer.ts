@@ -1,0 +1,107 @@
+/**
+ * A PgBouncer of one test's own in front of a PostgreSQL server (Debian's `pgbouncer`): its config
+ * file, user list, log and socket-less listener in a temporary directory, on a free 127.0.0.1
+ * port, in transaction pooling mode with every other setting at its default. Stopped (SIGTERM)
+ * and its directory removed when the test ends.
+ *
+ * PgBouncer refuses to run as root: then it runs as the `postgres` OS user through `runuser`, which
+ * owns the directory (as for test/faults/private-cluster.ts).
+ */
+import { spawn, spawnSync } from 'node:child_process'
+import { chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { freePort } from '../faults/private-cluster.ts'
+
+type Teardown = { teardown(fn: () => unknown): void }
+
+export const PGBOUNCER = '/usr/sbin/pgbouncer'
+
+/** Why PgBouncer cannot run here, or undefined when it can (a test skips with it, except in CI). */
+export function pgbouncerUnavailable(): string | undefined {
+  return spawnSync(PGBOUNCER, ['--version']).status === 0 ? undefined : `no ${PGBOUNCER} (Debian's pgbouncer)`
+}
+
+export interface PgBouncer {
+  port: number
+  /** `url` with its host and port replaced by PgBouncer's. */
+  through(url: string): string
+  log(): Promise<string>
+}
+
+/** Starts PgBouncer in front of the server `serverUrl` names (its host and port; every database). */
+export async function startPgBouncer(t: Teardown, serverUrl: string): Promise<PgBouncer> {
+  const server = new URL(serverUrl)
+  const dir = await mkdtemp(join(tmpdir(), 'pgbouncer-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const port = await freePort()
+  const user = decodeURIComponent(server.username || 'postgres')
+  const log = join(dir, 'pgbouncer.log')
+  await writeFile(join(dir, 'userlist.txt'), `"${user}" ""\n`)
+  await writeFile(
+    join(dir, 'pgbouncer.ini'),
+    [
+      '[databases]',
+      `* = host=${server.hostname} port=${server.port || 5432}`,
+      '[pgbouncer]',
+      'listen_addr = 127.0.0.1',
+      `listen_port = ${port}`,
+      'unix_socket_dir =',
+      'auth_type = trust',
+      `auth_file = ${join(dir, 'userlist.txt')}`,
+      'pool_mode = transaction',
+      `logfile = ${log}`,
+      '',
+    ].join('\n'),
+  )
+  const root = process.getuid?.() === 0
+  if (root) {
+    for (const file of ['', 'userlist.txt', 'pgbouncer.ini']) await chown(join(dir, file), uid('postgres'), gid('postgres'))
+  }
+  const [file, args] = root
+    ? ['runuser', ['-u', 'postgres', '--', PGBOUNCER, join(dir, 'pgbouncer.ini')]]
+    : [PGBOUNCER, [join(dir, 'pgbouncer.ini')]]
+  const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => void (stderr += chunk))
+  let exited = false
+  child.on('exit', () => void (exited = true))
+  t.teardown(async () => {
+    if (exited) return
+    const gone = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGTERM')
+    await gone
+  })
+
+  const through = (url: string) => {
+    const parsed = new URL(url)
+    parsed.hostname = '127.0.0.1'
+    parsed.port = String(port)
+    return parsed.toString()
+  }
+  // Ready once it answers a query through itself.
+  const deadline = Date.now() + 10_000
+  for (;;) {
+    const probe = new pg.Client({ connectionString: through(serverUrl) })
+    try {
+      await probe.connect()
+      await probe.query('select 1')
+      await probe.end()
+      break
+    } catch (error) {
+      await probe.end().catch(() => {})
+      if (exited || Date.now() > deadline)
+        throw new Error(`PgBouncer did not start: ${String(error)}\n${stderr}\n${await readFile(log, 'utf8').catch(() => '')}`)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  }
+  return { port, through, log: () => readFile(log, 'utf8').catch(() => '') }
+}
+
+function uid(name: string): number {
+  return Number(spawnSync('id', ['-u', name], { encoding: 'utf8' }).stdout.trim())
+}
+function gid(name: string): number {
+  return Number(spawnSync('id', ['-g', name], { encoding: 'utf8' }).stdout.trim())
+}
