@@ -32,7 +32,7 @@ import httpCaching from './plugins/http-caching.ts'
 import requestCost from './plugins/request-cost.ts'
 import metricsPlugin from './plugins/metrics.ts'
 import deprecationPlugin, { deprecatedOperations } from './plugins/deprecation.ts'
-import tracingPlugin from './plugins/tracing.ts'
+import tracingPlugin, { traceLogFields } from './plugins/tracing.ts'
 import eventsPlugin from './plugins/events.ts'
 import { createServices } from './services.ts'
 import { createCacheInvalidator } from './graphql/cache.ts'
@@ -57,6 +57,9 @@ const CONNECTIONS_CHECKING_INTERVAL_MS = 1000
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
   const { config } = options
   const contracts = options.contracts ?? loadContracts()
+  // While tracing is on, every log line carries the active span's trace_id and span_id; while it
+  // is off, the logger is left as it is and the OpenTelemetry API is not even loaded here.
+  const traceIds = options.spanExporter || config.tracing.exporter ? traceLogFields(await import('@opentelemetry/api')) : undefined
   const app = Fastify({
     bodyLimit: ONE_MIB,
     trustProxy: false,
@@ -83,6 +86,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       },
       // …and neither does a token sent in the query string, which is otherwise ignored.
       serializers: { req: requestLogSerializer },
+      ...(traceIds ? { mixin: traceIds } : {}),
       ...(options.loggerStream ? { stream: options.loggerStream } : {}),
     },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },

@@ -7,6 +7,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
+import type { RunInBackground } from '../plugins/tracing.ts'
 import { relayOutboxBatch } from '../db/repositories/outbox.ts'
 import type { Database } from '../db/schema.ts'
 
@@ -20,6 +21,8 @@ export interface OutboxRelayOptions {
   wakeOthers: (lastSeq: number | undefined) => void
   log: FastifyBaseLogger
   isClosing: () => boolean
+  /** Runs each pass outside any request (plugins/tracing.ts): a pass that relayed is a span of its own. */
+  background: RunInBackground
 }
 
 export function createOutboxRelay(options: OutboxRelayOptions) {
@@ -36,17 +39,25 @@ export function createOutboxRelay(options: OutboxRelayOptions) {
     relaying = (async () => {
       do {
         relayAgain = false
-        try {
-          for (;;) {
-            const batch = await options.db.transaction().execute((trx) => relayOutboxBatch(trx))
-            if (batch.count === 0) break
-            // Committed: the NOTIFY went out with the commit. This instance need not wait for it.
-            void options.deliver()
-            options.wakeOthers(batch.lastSeq)
+        await options.background('events.relay', async () => {
+          let relayed = 0
+          try {
+            for (;;) {
+              const batch = await options.db.transaction().execute((trx) => relayOutboxBatch(trx))
+              if (batch.count === 0) break
+              relayed += batch.count
+              // Committed: the NOTIFY went out with the commit. This instance need not wait for it.
+              void options.deliver()
+              options.wakeOthers(batch.lastSeq)
+            }
+          } catch (error) {
+            if (isClosing()) return undefined
+            log.warn({ err: error }, 'outbox relay failed; retrying on the next tick')
+            return { attributes: { 'events.relayed': relayed }, error }
           }
-        } catch (error) {
-          if (!isClosing()) log.warn({ err: error }, 'outbox relay failed; retrying on the next tick')
-        }
+          // The poll that found nothing is no span.
+          return relayed > 0 ? { attributes: { 'events.relayed': relayed } } : undefined
+        })
       } while (relayAgain && !isClosing())
     })().finally(() => {
       relaying = undefined

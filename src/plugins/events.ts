@@ -17,6 +17,10 @@
  *   on recovery.
  * - Redis: only a wake-up path (see redis-wakeups.ts).
  * PGlite delivers NOTIFY in-process: nothing to reconnect, and the timer runs the same way.
+ *
+ * None of this is any request's work, even when a request's write woke it (PGlite's NOTIFY runs its
+ * listeners in the writer's context): with tracing on, the relay and housekeeping are spans of
+ * their own and delivery runs outside every trace (plugins/tracing.ts, `background`).
  */
 import fp from 'fastify-plugin'
 import { deleteExpiredOutcomes } from '../db/repositories/idempotency-keys.ts'
@@ -25,6 +29,7 @@ import { createEventDelivery, type EventDelivery } from '../events/delivery.ts'
 import { createOutboxListener } from '../events/listener.ts'
 import { redisWakeUpPublisher, subscribeToRedisWakeUps } from '../events/redis-wakeups.ts'
 import { createOutboxRelay } from '../events/relay.ts'
+import { untracedBackground } from './tracing.ts'
 
 const POLL_MS = 1000
 const PRUNE_EVERY_TICKS = 60
@@ -52,6 +57,8 @@ export default fp<EventsPluginOptions>(
 
     let closing = false
     const isClosing = () => closing
+    const { tracing } = app
+    const background = tracing?.background ?? untracedBackground
 
     const listener = url
       ? createOutboxListener({
@@ -75,7 +82,7 @@ export default fp<EventsPluginOptions>(
       isClosing,
       listenerUp: () => listener?.isUp() ?? true,
     })
-    const { deliver } = delivery
+    const deliver = tracing ? () => tracing.api.context.with(tracing.api.ROOT_CONTEXT, delivery.deliver) : delivery.deliver
     app.decorate('eventDelivery', delivery.status)
 
     const outboxRelay = createOutboxRelay({
@@ -85,6 +92,7 @@ export default fp<EventsPluginOptions>(
       wakeOthers: redisWakeUpPublisher(app, isClosing),
       log: app.log,
       isClosing,
+      background,
     })
     const { relay } = outboxRelay
 
@@ -101,14 +109,18 @@ export default fp<EventsPluginOptions>(
 
     // ---- The timer: relay, deliver, housekeeping --------------------------------------------
     let ticks = 0
-    const prune = async () => {
-      try {
-        await deletePublishedEvents(app.db)
-        await deleteExpiredOutcomes(app.db)
-      } catch (error) {
-        if (!closing) app.log.warn({ err: error }, 'pruning failed; retrying on a later tick')
-      }
-    }
+    const prune = () =>
+      background('events.housekeeping', async () => {
+        try {
+          const events = await deletePublishedEvents(app.db)
+          const outcomes = await deleteExpiredOutcomes(app.db)
+          return { attributes: { 'events.deleted': events, 'idempotency.outcomes_deleted': outcomes } }
+        } catch (error) {
+          if (closing) return undefined
+          app.log.warn({ err: error }, 'pruning failed; retrying on a later tick')
+          return { error }
+        }
+      })
     const timer = setInterval(() => {
       ticks++
       void relay()

@@ -4,27 +4,63 @@
  * dynamically below, and elsewhere only as types) and adds no hook: tracing costs nothing.
  *
  * While on, a request is traced as:
- *   request (@fastify/otel, the official Fastify instrumentation) › handler
+ *   `GET /api/v1/orders/{id}` (@fastify/otel, the official Fastify instrumentation; named by method
+ *   and route template, OpenTelemetry's HTTP conventions) › `handler getOrder` (the operationId;
+ *   `handler /graphql` for GraphQL)
  *     › graphql.parse, graphql.validate, graphql.execute (Mercurius hooks, graphql/observability.ts)
  *       › loader Type.field, one per batch (graphql/observability.ts)
  *         › one span per SQL statement
  * SQL spans are made here, from the database layer's statement log (`observeQueries`), rather
  * than by @opentelemetry/instrumentation-pg: that patches `pg` through require hooks, which do not
  * see this ESM service's import of it, and PGlite is not pg at all. One place covers both
- * databases. A statement outside any traced request (the outbox relay) makes no span.
+ * databases.
+ *
+ * What an operator reads is kept to what the service means: no span name or attribute carries a
+ * file path or source text (@fastify/otel names a handler after its function or its plugin, which
+ * for an anonymous one is the minified source or the file it came from), and a 4xx is the
+ * caller's mistake, not the service's: the server span (and the handler's, whose error became
+ * that 4xx) is left unset, as the HTTP conventions say, and carries no exception event.
+ *
+ * Background work (the outbox relay, housekeeping: plugins/events.ts) runs through `background`,
+ * outside any request's trace even when a request's write woke it (on PGlite, NOTIFY is delivered
+ * in-process, in the writer's context). A pass that did something is a root span of its own with
+ * its statements under it; an idle pass (the relay polls every second) leaves nothing.
+ *
+ * Log lines carry `trace_id` and `span_id` of the active span (`traceLogFields`, the logger's mixin,
+ * set by buildApp only while tracing is on).
  *
  * The tracer provider belongs to this app (two apps in one process trace apart); the context
  * manager and the W3C propagator are registered globally once, as the OpenTelemetry API requires.
  */
-import type { Tracer } from '@opentelemetry/api'
-import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base'
+import type { Attributes, Context, Tracer } from '@opentelemetry/api'
+import type { ReadableSpan, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base'
+import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import type { LogEvent } from 'kysely'
 import type { AppConfig } from '../config.ts'
+import { isErrorCode, statusOf } from '../errors.ts'
+
+type OpenTelemetryApi = typeof import('@opentelemetry/api')
 
 export interface Tracing {
   tracer: Tracer
   /** The OpenTelemetry API, loaded only when tracing is on. */
-  api: typeof import('@opentelemetry/api')
+  api: OpenTelemetryApi
+  background: RunInBackground
+}
+
+/** What a pass of background work did: undefined when it did nothing worth a span. */
+export type BackgroundOutcome = { attributes?: Attributes; error?: unknown } | undefined
+
+/**
+ * Runs `work` outside whatever request is active: with tracing on, as the root span `name` when
+ * it reports an outcome (see the header).
+ */
+export type RunInBackground = (name: string, work: () => Promise<BackgroundOutcome>) => Promise<void>
+
+/** Background work while tracing is off: just the work. */
+export const untracedBackground: RunInBackground = async (_name, work) => {
+  await work()
 }
 
 declare module 'fastify' {
@@ -45,6 +81,77 @@ const INSTRUMENTATION_NAME = 'contract-api'
 /** `select`, `insert`… : the statement's operation, for the span name. */
 function operationOf(sql: string): string {
   return /^\s*(\w+)/.exec(sql)?.[1]?.toUpperCase() ?? 'SQL'
+}
+
+/** Fastify's `/api/v1/orders/:id` as the contract writes it, `/api/v1/orders/{id}`. */
+export function routeTemplate(url: string): string {
+  return url.replace(/:(\w+)/g, '{$1}')
+}
+
+/** The operationId of a REST route, else its template; undefined for the not-found handler. */
+function routeLabel(request: FastifyRequest): string | undefined {
+  const { url, config } = request.routeOptions
+  if (request.is404 || url === undefined) return undefined
+  return config?.operationId ?? routeTemplate(url)
+}
+
+/**
+ * `trace_id` and `span_id` of the active span, for every log line (pino's mixin). Only installed
+ * while tracing is on: reading the active context is a cost the untraced path does not pay.
+ */
+export function traceLogFields(api: OpenTelemetryApi): () => Record<string, string> {
+  return (): Record<string, string> => {
+    const span = api.trace.getSpan(api.context.active())
+    if (!span) return {}
+    const { traceId, spanId } = span.spanContext()
+    return { trace_id: traceId, span_id: spanId }
+  }
+}
+
+/**
+ * OpenTelemetry's HTTP conventions for span status, applied to what `next` (the exporting
+ * processor) receives: @fastify/otel marks the request span ERROR for any error a handler threw,
+ * whatever the answer, and the handler's span too. A 4xx is the caller's mistake: the server span
+ * is handed on unset, and so is a handler span whose error is a catalogue error of a 4xx status,
+ * both without their exception events (a stack trace of the service's files). A 5xx keeps its
+ * ERROR and its exception.
+ */
+function httpStatusConventions(api: OpenTelemetryApi, next: SpanProcessor): SpanProcessor {
+  const EXCEPTION = 'exception'
+  const clientError = (span: ReadableSpan): boolean => {
+    if (span.status.code !== api.SpanStatusCode.ERROR) return false
+    const status = span.attributes['http.response.status_code']
+    if (typeof status === 'number') return status < 500
+    if (span.attributes['fastify.type'] !== 'request-handler') return false
+    const type = span.events.find((event) => event.name === EXCEPTION)?.attributes?.['exception.type']
+    return isErrorCode(type) && statusOf(type) < 500
+  }
+  // The API has no way back from ERROR (setStatus ignores UNSET): the exporter gets a copy.
+  const unset = (span: ReadableSpan): ReadableSpan => ({
+    name: span.name,
+    kind: span.kind,
+    spanContext: () => span.spanContext(),
+    parentSpanContext: span.parentSpanContext,
+    startTime: span.startTime,
+    endTime: span.endTime,
+    status: { code: api.SpanStatusCode.UNSET },
+    attributes: span.attributes,
+    links: span.links,
+    events: span.events.filter((event) => event.name !== EXCEPTION),
+    duration: span.duration,
+    ended: span.ended,
+    resource: span.resource,
+    instrumentationScope: span.instrumentationScope,
+    droppedAttributesCount: span.droppedAttributesCount,
+    droppedEventsCount: span.droppedEventsCount,
+    droppedLinksCount: span.droppedLinksCount,
+  })
+  return {
+    onStart: (span, context) => next.onStart(span, context),
+    onEnd: (span) => next.onEnd(clientError(span) ? unset(span) : span),
+    forceFlush: () => next.forceFlush(),
+    shutdown: () => next.shutdown(),
+  }
 }
 
 export default fp<TracingOptions>(
@@ -78,21 +185,11 @@ export default fp<TracingOptions>(
     }
     const provider = new BasicTracerProvider({
       resource: resourceFromAttributes({ 'service.name': options.config.serviceName }),
-      spanProcessors: [processor],
+      spanProcessors: [httpStatusConventions(api, processor)],
     })
     const tracer = provider.getTracer(INSTRUMENTATION_NAME)
-    app.decorate('tracing', { tracer, api })
 
-    // The request span and a handler span under it; a span per lifecycle hook would cost more
-    // than it tells.
-    const instrumentation = new FastifyOtelInstrumentation({ instrumentHooks: false })
-    instrumentation.setTracerProvider(provider)
-    await app.register(instrumentation.plugin())
-
-    const stopObserving = app.database.observeQueries((event) => {
-      const parent = api.trace.getSpan(api.context.active())
-      if (!parent) return
-      const end = Date.now()
+    const statementSpan = (event: LogEvent, end: number, parent: Context) => {
       const sql = event.query.sql
       const span = tracer.startSpan(
         operationOf(sql),
@@ -101,13 +198,77 @@ export default fp<TracingOptions>(
           startTime: end - event.queryDurationMillis,
           attributes: { 'db.system.name': 'postgresql', 'db.query.text': sql, 'db.operation.name': operationOf(sql) },
         },
-        api.context.active(),
+        parent,
       )
       if (event.level === 'error') {
         span.recordException(event.error as Error)
         span.setStatus({ code: api.SpanStatusCode.ERROR })
       }
       span.end(end)
+    }
+
+    /** Where background work's statements wait until the pass knows whether it is worth a span. */
+    const BACKGROUND_STATEMENTS = api.createContextKey('background statements')
+    interface HeldStatement {
+      event: LogEvent
+      end: number
+    }
+    const background: RunInBackground = async (name, work) => {
+      const held: HeldStatement[] = []
+      const startTime = Date.now()
+      const outcome = await api.context.with(api.ROOT_CONTEXT.setValue(BACKGROUND_STATEMENTS, held), work)
+      if (!outcome) return
+      const span = tracer.startSpan(name, { root: true, startTime, attributes: outcome.attributes ?? {} }, api.ROOT_CONTEXT)
+      const parent = api.trace.setSpan(api.ROOT_CONTEXT, span)
+      for (const { event, end } of held) statementSpan(event, end, parent)
+      if (outcome.error !== undefined) {
+        span.recordException(outcome.error as Error)
+        span.setStatus({ code: api.SpanStatusCode.ERROR })
+      }
+      span.end()
+    }
+    app.decorate('tracing', { tracer, api, background })
+
+    // The request span and a handler span under it; a span per lifecycle hook would cost more
+    // than it tells.
+    const instrumentation = new FastifyOtelInstrumentation({
+      instrumentHooks: false,
+      // Routing is done by onRequest, where the request span starts: its name and http.route are
+      // the route's template, as the contract writes it; a path no route matched is the method alone.
+      requestHook: (span, request) => {
+        // url.path is the path alone: @fastify/otel puts the query string in it, and with it any
+        // credential a caller sent there (the logs redact those: http/redact-credentials.ts).
+        const query = request.url.indexOf('?')
+        if (query !== -1) span.setAttribute('url.path', request.url.slice(0, query))
+        const url = request.is404 ? undefined : request.routeOptions.url
+        if (url === undefined) {
+          span.updateName(request.method)
+          return
+        }
+        const route = routeTemplate(url)
+        span.updateName(`${request.method} ${route}`)
+        span.setAttribute('http.route', route)
+      },
+      // The handler's span (and the not-found handler's): named after the operation, not after the
+      // function or plugin that implements it.
+      lifecycleHook: (span, { hookName, request }) => {
+        const label = routeLabel(request) ?? 'unmatched'
+        span.updateName(`${hookName} ${label}`)
+        span.setAttributes({ 'hook.name': hookName, 'hook.callback.name': label })
+        if (request.routeOptions.url !== undefined) span.setAttribute('http.route', routeTemplate(request.routeOptions.url))
+      },
+    })
+    instrumentation.setTracerProvider(provider)
+    await app.register(instrumentation.plugin())
+
+    const stopObserving = app.database.observeQueries((event) => {
+      const active = api.context.active()
+      if (api.trace.getSpan(active)) {
+        statementSpan(event, Date.now(), active)
+        return
+      }
+      // Outside any request or background pass (a statement at startup): no span.
+      ;(active.getValue(BACKGROUND_STATEMENTS) as HeldStatement[] | undefined)?.push({ event, end: Date.now() })
     })
     app.addHook('onClose', async () => {
       stopObserving()

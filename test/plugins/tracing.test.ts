@@ -1,6 +1,6 @@
 /**
  * Traces (issue 15): with a span exporter, `user { orders { items { product } } }` is traced as
- * request › handler › graphql.parse/validate/execute › one span per loader batch (not per parent)
+ * POST /graphql › handler › graphql.parse/validate/execute › one span per loader batch (not per parent)
  * › one span per SQL statement.
  */
 import t from 'tap'
@@ -35,7 +35,7 @@ t.test('the span tree of user { orders { items { product } } }: one span per loa
 
   const spans = exporter.getFinishedSpans()
   const { parentOf, children, named } = tree(spans)
-  const [request] = named('request')
+  const [request] = named('POST /graphql')
   t.ok(request, 'a span for the HTTP request')
   t.equal(parentOf(request!), undefined, 'at the root')
   t.equal(request!.attributes['http.route'], '/graphql')
@@ -91,6 +91,6 @@ t.test('a traceparent sent by the caller is continued', async (t) => {
     url: '/api/v1/orders/3',
     headers: { ...bearer(1, 'admin'), traceparent: `00-${traceId}-b7ad6b7169203331-01` },
   })
-  const [request] = exporter.getFinishedSpans().filter((span) => span.name === 'request')
+  const [request] = exporter.getFinishedSpans().filter((span) => span.name === 'GET /api/v1/orders/{id}')
   t.equal(request?.spanContext().traceId, traceId)
 })
