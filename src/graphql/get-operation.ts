@@ -6,7 +6,7 @@
  * INTERNAL_SERVER_ERROR the client caused. This preHandler finds the operation first and answers
  * such a request with graphql's own error, as the same document gets over POST.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyRequest } from 'fastify'
 import { getOperationAST, GraphQLError, Kind, parse, type DocumentNode } from 'graphql'
 import type { PersistedQueryProvider } from 'mercurius'
 import { notExecutable } from './limits.ts'
@@ -47,9 +47,9 @@ function noOperationMessage(document: DocumentNode, operationName: string | unde
   return operations.length === 0 ? 'Must provide an operation.' : 'Must provide operation name if query contains multiple operations.'
 }
 
-export function refuseGetWithoutOperation(app: FastifyInstance, persisted: PersistedQueryProvider): void {
-  app.addHook('preHandler', async (request) => {
-    if (request.routeOptions.url !== '/graphql' || (request.method !== 'GET' && request.method !== 'HEAD')) return
+/** The endpoint's preHandler hook for GET and HEAD (a route hook: route-hooks.ts). */
+export function refuseGetWithoutOperation(persisted: PersistedQueryProvider) {
+  return async function getWithoutOperation(request: FastifyRequest): Promise<void> {
     const { operationName } = isObject(request.query) ? request.query : {}
     if (operationName !== undefined && typeof operationName !== 'string') {
       throw notExecutable([new GraphQLError('operationName must be one string.')])
@@ -59,5 +59,5 @@ export function refuseGetWithoutOperation(app: FastifyInstance, persisted: Persi
     // As graphql and Mercurius read it: an empty name is a name, which no operation has.
     if (!document || getOperationAST(document, operationName)) return
     throw notExecutable([new GraphQLError(noOperationMessage(document, operationName))])
-  })
+  }
 }

@@ -40,6 +40,7 @@ import {
   type ExecutingOperation,
 } from './executing-operation.ts'
 import type { CostReport } from './context.ts'
+import { createMeasuresCache } from './measures-cache.ts'
 
 type GraphqlLimits = Pick<AppConfig['graphql'], 'maxDepth' | 'maxCost' | 'maxMutations'>
 
@@ -191,8 +192,9 @@ async function refuseBeyondLimits(
  *   (no such operation, variables or a directive that do not coerce), or that its transport
  *   refuses, goes on to validation and to preExecution, which answer it. Mercurius runs no
  *   preValidation for a document it has cached.
- * - preExecution: the operation is found, measured (or its measures taken over from
- *   preValidation), refused or charged to the caller's bucket. Mercurius' graphql-jit cache is
+ * - preExecution: the operation is found, measured (the measures of an earlier request with the
+ *   same document and the same values of the variables they read are taken over), refused or
+ *   charged to the caller's bucket; the bucket is per request, the measures are not. Mercurius' graphql-jit cache is
  *   keyed by the document text alone and runs whichever operation it was compiled for, whatever
  *   `operationName` a later request names; so for a document with several operations the hook
  *   hands the document back, which makes Mercurius execute it with graphql-js and the named
@@ -200,8 +202,9 @@ async function refuseBeyondLimits(
  *   quickly (JIT_MAX_FIELDS).
  */
 export function operationLimitHooks(limits: GraphqlLimits, bucket: CostBucket) {
-  // What preValidation measured, for preExecution of the same request and document.
-  const measured = new WeakMap<MercuriusContext, { document: DocumentNode; measures: OperationMeasures }>()
+  // Once per document and values of the variables the measures read (measures-cache.ts): what
+  // preValidation measured serves preExecution, and every later request with that document.
+  const measured = createMeasuresCache(measure)
 
   async function preValidation(schema: GraphQLSchema, document: DocumentNode, context: MercuriusContext): Promise<void> {
     let executing: ExecutingOperation
@@ -210,12 +213,11 @@ export function operationLimitHooks(limits: GraphqlLimits, bucket: CostBucket) {
       const found = executingOperation(schema, document, requestedOperationName(context), requestedVariables(context))
       if (!('operation' in found) || transportRefusal(found.operation, context)) return
       executing = found
-      measures = measure(schema, executing)
+      measures = measured(schema, executing)
     } catch {
       return
     }
     await refuseBeyondLimits(executing, measures, limits, bucket, context)
-    measured.set(context, { document, measures })
   }
 
   async function preExecution(
@@ -229,8 +231,7 @@ export function operationLimitHooks(limits: GraphqlLimits, bucket: CostBucket) {
     const refusal = transportRefusal(executing.operation, context)
     if (refusal) throw refusal
 
-    const earlier = measured.get(context)
-    const measures = earlier?.document === document ? earlier.measures : measure(schema, executing)
+    const measures = measured(schema, executing)
     await refuseBeyondLimits(executing, measures, limits, bucket, context)
     const { cost, fields } = measures
     const taken = await bucket.take(context.caller.subject, cost)

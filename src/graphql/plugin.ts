@@ -20,7 +20,8 @@ import { createBoundedPubSub, SLOW_SUBSCRIBER_CLOSE_CODE } from './pubsub.ts'
 import { registerSubscriptionTransport } from './websocket.ts'
 import { persistedQueryProvider } from './persisted-queries.ts'
 import { refuseUnstorableText } from './storable-text.ts'
-import { refuseMalformedRequests } from './request-problems.ts'
+import { refuseMalformedRequest } from './request-problems.ts'
+import { addGraphqlRouteHooks } from './route-hooks.ts'
 import { registerGraphiql } from './graphiql.ts'
 import { refuseNonUtf8GraphqlDocuments } from '../http/utf8-bodies.ts'
 import { observeGraphql, tracedLoaders, tracedResolvers } from './observability.ts'
@@ -54,6 +55,23 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
     // JSON bodies are checked by the app's parser; Mercurius reads application/graphql with its own.
     refuseNonUtf8GraphqlDocuments(app, '/graphql')
     const persistedQueries = persistedQueryProvider(options.config.graphql.persistedOnly, options.config.graphql.persistedManifest)
+    // The endpoint's own request checks, on its routes only (route-hooks.ts).
+    addGraphqlRouteHooks(app, '/graphql', {
+      // Callback-style hooks (no promise per request, issue 13); a throw is the request's error.
+      onRequest: (request, reply, done) => {
+        // A WebSocket upgrade authenticates in connection_init (subscriptions check the caller).
+        const refused = request.headers.upgrade?.toLowerCase() !== 'websocket' && rejectUnauthenticated(request, reply) !== undefined
+        // A hook that has sent the answer must not call done.
+        if (!refused) done()
+      },
+      preValidation: refuseMalformedRequest,
+      // GraphQL-over-HTTP: a client that asks for the graphql-response media type gets it.
+      onSend: (request, reply, payload, done) => {
+        if (wantsGraphqlResponse(request.headers.accept)) reply.type(`${GRAPHQL_RESPONSE_MEDIA_TYPE}; charset=utf-8`)
+        done(null, payload)
+      },
+    })
+    addGraphqlRouteHooks(app, '/graphql', { preHandler: refuseGetWithoutOperation(persistedQueries) }, ['GET', 'HEAD'])
     await app.register(mercurius, {
       schema: options.sdl,
       // Loaders batch through our own resolvers (batched-loaders.ts), not Mercurius' `loaders`.
@@ -87,7 +105,6 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
     })
     if (options.config.nodeEnv !== 'production') await registerGraphiql(app, '/graphql')
     refuseUnstorableText(app)
-    refuseMalformedRequests(app)
     // Before observeGraphql's onResolution: an abandoned response is then counted as refused.
     app.graphql.addHook('onResolution', boundResponses(options.config.graphql.maxResponseBytes))
     app.graphql.addHook('onSubscriptionResolution', boundSubscriptionEvents(options.config.graphql.maxResponseBytes))
@@ -125,27 +142,6 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
     })
 
     await registerPublicDataCache(app)
-    refuseGetWithoutOperation(app, persistedQueries)
-
-    // Callback-style hooks (no promise per request, issue 13); a throw is the request's error.
-    app.addHook('onRequest', (request, reply, done) => {
-      // A WebSocket upgrade authenticates in connection_init (subscriptions check the caller).
-      const refused =
-        request.routeOptions.url === '/graphql' &&
-        request.headers.upgrade?.toLowerCase() !== 'websocket' &&
-        rejectUnauthenticated(request, reply) !== undefined
-      // A hook that has sent the answer must not call done.
-      if (!refused) done()
-    })
-
-    // GraphQL-over-HTTP: a client that asks for the graphql-response media type gets it.
-    app.addHook('onSend', (request, reply, payload, done) => {
-      if (request.routeOptions.url === '/graphql' && wantsGraphqlResponse(request.headers.accept)) {
-        reply.type(`${GRAPHQL_RESPONSE_MEDIA_TYPE}; charset=utf-8`)
-      }
-      done(null, payload)
-    })
-
     app.get('/graphql/schema.graphql', async (_request, reply) => reply.type('application/graphql; charset=utf-8').send(options.sdl))
   },
   { name: 'graphql', dependencies: ['auth', 'redis', 'deprecation'] },

@@ -9,7 +9,7 @@
  * The document text itself, of a POST or a GET, is looked at here too, before Mercurius parses it:
  * an empty one or one nested too deeply is GRAPHQL_PARSE_FAILED (documentTextProblem).
  */
-import type { FastifyInstance } from 'fastify'
+import type { FastifyRequest } from 'fastify'
 import { GraphQLError, parse } from 'graphql'
 import { ApiError } from '../errors.ts'
 import { nestingProblem } from './document-nesting.ts'
@@ -95,18 +95,16 @@ function documentTextProblem(parameters: unknown): GraphQLError | undefined {
   return nestingProblem(parameters.query)
 }
 
-export function refuseMalformedRequests(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request) => {
-    if (request.routeOptions.url !== '/graphql') return
-    if (request.method === 'POST') {
-      const problem = requestShapeProblem(request.body)
-      if (problem) throw badGraphqlRequest(problem)
-      // GraphQL-over-HTTP: `"extensions": null` means no extensions (Mercurius' schema wants an object).
-      const body = request.body
-      if (isObject(body) && body.extensions === null) delete body.extensions
-    }
-    // A POST's body, a GET's (or HEAD's) query string.
-    const unparsable = documentTextProblem(request.method === 'POST' ? request.body : request.query)
-    if (unparsable) throw unparsable
-  })
+/** The endpoint's preValidation hook (a route hook: route-hooks.ts). */
+export async function refuseMalformedRequest(request: FastifyRequest): Promise<void> {
+  if (request.method === 'POST') {
+    const problem = requestShapeProblem(request.body)
+    if (problem) throw badGraphqlRequest(problem)
+    // GraphQL-over-HTTP: `"extensions": null` means no extensions (Mercurius' schema wants an object).
+    const body = request.body
+    if (isObject(body) && body.extensions === null) delete body.extensions
+  }
+  // A POST's body, a GET's (or HEAD's) query string.
+  const unparsable = documentTextProblem(request.method === 'POST' ? request.body : request.query)
+  if (unparsable) throw unparsable
 }
