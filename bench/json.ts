@@ -16,3 +16,9 @@ export function without(value: unknown, name: string): unknown {
   if (typeof value !== 'object' || value === null) return value
   return Object.fromEntries(Object.entries(value).flatMap(([key, inner]) => (key === name ? [] : [[key, without(inner, name)]])))
 }
+
+/** A copy of a JSON object with the value of its field `name` (where it has one) replaced, in place in its key order. */
+export function replaced(value: unknown, name: string, replace: (inner: unknown) => unknown): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value
+  return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, key === name ? replace(inner) : inner]))
+}

@@ -3,7 +3,8 @@
  * harness can check, before measuring, that a peer answers the same records for the same caller as
  * the service; and the service's answer without what a peer leaves out (Platformatic's items).
  */
-import { field, list, without } from './json.ts'
+import { toGlobalId } from '../src/graphql/global-id.ts'
+import { field, list, replaced, without } from './json.ts'
 
 export interface PeerAnswer {
   /** The peer's answer as the service would have written it. */
@@ -26,8 +27,13 @@ function platformaticOrder(order: unknown) {
 
 /** A PostGraphile connection's nodes. */
 const nodes = (connection: unknown): unknown[] => list(field(connection, 'nodes'))
-/** PostGraphile's row id (an Int; `id` is its global node id) as the service's GraphQL `ID`. */
-const graphqlId = (row: unknown): string => String(field(row, 'rowId'))
+/**
+ * A peer's order row id as the service's GraphQL order `id`: its global id (decisions §13), made
+ * from the row id the peer answered, so the ids are still compared record for record. PostGraphile's
+ * own `id` is its global id, in its own encoding; its `rowId` is the row's.
+ */
+const orderId = (rowId: unknown): string => toGlobalId('Order', Number(rowId))
+const graphqlId = (row: unknown): string => orderId(field(row, 'rowId'))
 
 /** The service's `user` answer from a peer's user record, whose company is under `companyField`. */
 const serviceUser = (user: unknown, companyField: string, orders: unknown[]) => ({
@@ -70,7 +76,7 @@ export const PEER_ANSWERS = {
       // Its relation sorts and limits but has no `last`: the newest 10, newest first, reversed here.
       asService: (json) => {
         const user = field(field(json, 'data'), 'getUserById')
-        const orders = list(field(user, 'orders')).map((order) => ({ id: field(order, 'id'), total: Number(field(order, 'total')) }))
+        const orders = list(field(user, 'orders')).map((order) => ({ id: orderId(field(order, 'id')), total: Number(field(order, 'total')) }))
         return serviceUser(user, 'company', orders.reverse())
       },
       serviceView: (json) => without(json, 'items'),
@@ -92,7 +98,9 @@ export const PEER_ANSWERS = {
       }),
     },
     platformatic: {
-      asService: (json) => ({ data: { orders: list(field(field(json, 'data'), 'orders')) } }),
+      asService: (json) => ({
+        data: { orders: list(field(field(json, 'data'), 'orders')).map((order) => replaced(order, 'id', orderId)) },
+      }),
       serviceView: (json) => without(json, 'items'),
     },
   },

@@ -17,6 +17,7 @@ import {
 import { renderMarkdown } from '../../bench/report.ts'
 import { createScenarios, type Scenario, type ScenarioId, type ServerName } from '../../bench/scenarios.ts'
 import { TINY_DATA_SET } from '../../bench/seed.ts'
+import { toGlobalId } from '../../src/graphql/global-id.ts'
 
 const tokens = { owner: 'owner-token', admin: 'admin-token' }
 
@@ -140,8 +141,8 @@ t.test("a peer's GraphQL answer, in its own schema's shape, is the service's dat
         name: 'User 2',
         company: { name: 'Company 2' },
         orders: [
-          { id: '202', total: 8750, items: [{ sku: 'SKU-003', qty: 3 }] },
-          { id: '242', total: 9500, items: [{ sku: 'SKU-004', qty: 2 }] },
+          { id: toGlobalId('Order', 202), total: 8750, items: [{ sku: 'SKU-003', qty: 3 }] },
+          { id: toGlobalId('Order', 242), total: 9500, items: [{ sku: 'SKU-004', qty: 2 }] },
         ],
       },
     },
@@ -170,7 +171,7 @@ t.test("a peer's GraphQL answer, in its own schema's shape, is the service's dat
 
   const orders = scenario('graphql-orders', true)
   const serviceOrders = sample({
-    data: { orders: [{ id: '400', user: { name: 'User 40', company: { name: 'Company 4' } }, items: [{ sku: 'SKU-001' }] }] },
+    data: { orders: [{ id: toGlobalId('Order', 400), user: { name: 'User 40', company: { name: 'Company 4' } }, items: [{ sku: 'SKU-001' }] }] },
   })
   const allOrders = {
     nodes: [
@@ -182,8 +183,12 @@ t.test("a peer's GraphQL answer, in its own schema's shape, is the service's dat
     ],
   }
   t.equal(differenceFromService(orders, 'postgraphile', sample({ data: { allOrders } }), serviceOrders), null)
+  const otherRow = { nodes: [{ ...allOrders.nodes[0]!, rowId: 401 }] }
+  t.not(differenceFromService(orders, 'postgraphile', sample({ data: { allOrders: otherRow } }), serviceOrders), null, 'ids are compared')
   const platformaticOrders = { orders: [{ id: '400', user: { name: 'User 40', company: { name: 'Company 4' } } }] }
   t.equal(differenceFromService(orders, 'platformatic', sample({ data: platformaticOrders }), serviceOrders), null)
+  const otherPlatformaticRow = { orders: [{ ...platformaticOrders.orders[0]!, id: '401' }] }
+  t.not(differenceFromService(orders, 'platformatic', sample({ data: otherPlatformaticRow }), serviceOrders), null, 'ids are compared')
   t.not(
     differenceFromService(
       orders,

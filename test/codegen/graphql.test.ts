@@ -48,7 +48,7 @@ function structure(type: GraphQLType): unknown {
 
 function signatures(schema: GraphQLSchema, typeName: string): string[] {
   const type = schema.getType(typeName)
-  if (!isObjectType(type)) throw new Error(`${typeName} is not an object type`)
+  if (!isObjectType(type) && !isInterfaceType(type)) throw new Error(`${typeName} is not an object or interface type`)
   return Object.values(type.getFields()).map(signature)
 }
 
@@ -154,6 +154,8 @@ t.test('the whole binding design, field by field', async (t) => {
     'article(id: ID!): Article',
     'articles(first: Int = 20, after: String): [Article!]!',
     'articlesConnection(first: Int = 20, after: String): ArticleConnection!',
+    'node(id: ID!): Node',
+    'nodes(ids: [ID!]!): [Node]!',
     'product(sku: String!): Product',
     'products(first: Int = 20, after: String): [Product!]!',
     'productsConnection(first: Int = 20, after: String): ProductConnection!',
@@ -179,15 +181,17 @@ t.test('the whole binding design, field by field', async (t) => {
   ])
   t.same(signatures(schema, 'User'), [
     'id: ID!',
+    'databaseId: Int!',
     'name: String!',
     'createdAt: DateTime!',
     'company: Company',
     'orders(last: Int): [Order!]!',
     'cursor: String!',
   ])
-  t.same(signatures(schema, 'Company'), ['id: ID!', 'name: String!'])
+  t.same(signatures(schema, 'Company'), ['id: ID!', 'databaseId: Int!', 'name: String!'])
   t.same(signatures(schema, 'Order'), [
     'id: ID!',
+    'databaseId: Int!',
     'status: OrderStatus!',
     'total: Int!',
     'items: [Item!]!',
@@ -198,9 +202,10 @@ t.test('the whole binding design, field by field', async (t) => {
   ])
   t.same(signatures(schema, 'Item'), ['sku: String!', 'qty: Int!', 'unitPrice: Int!', 'product: Product'])
   t.same(signatures(schema, 'Product'), ['id: ID!', 'sku: String!', 'name: String!', 'price: Int!', 'cursor: String!'])
-  t.same(signatures(schema, 'Author'), ['id: ID!', 'name: String!'])
+  t.same(signatures(schema, 'Author'), ['id: ID!', 'databaseId: Int!', 'name: String!'])
   t.same(signatures(schema, 'Article'), [
     'id: ID!',
+    'databaseId: Int!',
     'title: String!',
     'body: String!',
     'createdAt: DateTime!',
@@ -212,12 +217,21 @@ t.test('the whole binding design, field by field', async (t) => {
   ])
   t.same(signatures(schema, 'Comment'), [
     'id: ID!',
+    'databaseId: Int!',
     'body: String!',
     'createdAt: DateTime!',
     'author: Author!',
     'article: Article!',
     'cursor: String!',
   ])
+  // Issue 26: global object identification. Every type with an identity is a Node; Item is not.
+  t.same(signatures(schema, 'Node'), ['id: ID!'])
+  const node = schema.getType('Node')
+  t.same(
+    node && isInterfaceType(node) ? schema.getPossibleTypes(node).map((type) => type.name) : [],
+    ['User', 'Company', 'Order', 'Product', 'Author', 'Article', 'Comment'],
+    'the Node types',
+  )
   t.same(inputFields(schema, 'OrderItemInput'), ['sku: String!', 'qty: Int!'])
   t.same(inputFields(schema, 'CreateOrderInput'), ['items: [OrderItemInput!]!'])
   t.same(inputFields(schema, 'UpdateOrderInput'), ['items: [OrderItemInput!]!'])
@@ -275,6 +289,7 @@ t.test('the whole binding design, field by field', async (t) => {
       'Int',
       'Item',
       'Mutation',
+      'Node',
       'Order',
       'OrderConnection',
       'OrderEdge',

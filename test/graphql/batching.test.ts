@@ -70,12 +70,12 @@ t.test('User.orders(last: N) returns the N most recent orders, oldest of them fi
     method: 'POST',
     url: '/graphql',
     headers: bearer(2, 'orders:read'),
-    payload: { query: '{ user(id: 2) { orders(last: 2) { id createdAt } } }' },
+    payload: { query: '{ user(id: 2) { orders(last: 2) { databaseId createdAt } } }' },
   })
   const orders = response.json().data.user.orders
   t.same(
-    orders.map((order: { id: string }) => order.id),
-    ['2', '3'],
+    orders.map((order: { databaseId: number }) => order.databaseId),
+    [2, 3],
     'the two most recent of orders 1, 2, 3, oldest first',
   )
 })

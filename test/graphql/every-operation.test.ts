@@ -6,6 +6,7 @@
 import t from 'tap'
 import { rootFields } from '../../src/generated/graphql/types.ts'
 import { bearer, build } from '../helper.ts'
+import { toGlobalId } from '../../src/graphql/global-id.ts'
 
 type App = Awaited<ReturnType<typeof build>>
 const admin = bearer(1, 'admin')
@@ -28,7 +29,7 @@ t.test('every query field', async (t) => {
   await check('user', '{ user(id: 2) { id name createdAt company { name } cursor } }', (d) =>
     t.equal(d.user.company.name, 'Acme Corporation'),
   )
-  await check('me', '{ me { id name } }', (d) => t.equal(d.me.id, '2'))
+  await check('me', '{ me { id databaseId name } }', (d) => t.same(d.me, { id: toGlobalId('User', 2), databaseId: 2, name: 'Grace Hopper' }))
   await check('users', '{ users(first: 2) { id cursor } }', (d) => t.equal(d.users.length, 2), admin)
   await check(
     'order',
@@ -46,6 +47,16 @@ t.test('every query field', async (t) => {
   await check('articles', '{ articles(first: 2) { id cursor } }', (d) => t.equal(d.articles.length, 2))
   await check('product', '{ product(sku: "KB-101") { sku name price cursor } }', (d) => t.equal(d.product.price, 8900))
   await check('products', '{ products(first: 3) { sku } }', (d) => t.equal(d.products.length, 3))
+  // Issue 26: global object identification.
+  await check('node', `{ node(id: "${toGlobalId('Order', 3)}") { id ... on Order { databaseId status } } }`, (d) =>
+    t.same(d.node, { id: toGlobalId('Order', 3), databaseId: 3, status: 'pending' }),
+  )
+  await check('nodes', `{ nodes(ids: ["${toGlobalId('Product', 'KB-101')}", "${toGlobalId('User', 2)}"]) { __typename id } }`, (d) =>
+    t.same(d.nodes, [
+      { __typename: 'Product', id: toGlobalId('Product', 'KB-101') },
+      { __typename: 'User', id: toGlobalId('User', 2) },
+    ]),
+  )
   // Issue #14: the connections beside the lists.
   await check(
     'usersConnection',
@@ -85,25 +96,25 @@ t.test('every mutation field', async (t) => {
     (d) => t.equal(d.createOrder.total, 8900),
   )
   const id = created.createOrder.id
-  await check('updateOrder', `mutation { updateOrder(id: ${id}, input: { items: [{ sku: "MS-202", qty: 2 }] }) { total } }`, (d) =>
+  await check('updateOrder', `mutation { updateOrder(id: ${JSON.stringify(id)}, input: { items: [{ sku: "MS-202", qty: 2 }] }) { total } }`, (d) =>
     t.equal(d.updateOrder.total, 5800),
   )
-  await check('payOrder', `mutation { payOrder(id: ${id}, reason: "card") { status } }`, (d) => t.equal(d.payOrder.status, 'paid'))
-  await check('refundOrder', `mutation { refundOrder(id: ${id}) { status } }`, (d) => t.equal(d.refundOrder.status, 'refunded'))
+  await check('payOrder', `mutation { payOrder(id: ${JSON.stringify(id)}, reason: "card") { status } }`, (d) => t.equal(d.payOrder.status, 'paid'))
+  await check('refundOrder', `mutation { refundOrder(id: ${JSON.stringify(id)}) { status } }`, (d) => t.equal(d.refundOrder.status, 'refunded'))
   const other = (await gql(app, 'mutation { createOrder(input: { items: [{ sku: "CB-404", qty: 1 }] }) { id } }')).createOrder.id
-  await check('cancelOrder', `mutation { cancelOrder(id: ${other}) { status } }`, (d) => t.equal(d.cancelOrder.status, 'cancelled'))
-  await check('deleteOrder', `mutation { deleteOrder(id: ${other}) }`, (d) => t.equal(d.deleteOrder, String(other)))
+  await check('cancelOrder', `mutation { cancelOrder(id: ${JSON.stringify(other)}) { status } }`, (d) => t.equal(d.cancelOrder.status, 'cancelled'))
+  await check('deleteOrder', `mutation { deleteOrder(id: ${JSON.stringify(other)}) }`, (d) => t.equal(d.deleteOrder, other))
   const article = await check('createArticle', 'mutation { createArticle(input: { title: "T", body: "B" }) { id author { name } } }', (d) =>
     t.equal(d.createArticle.author.name, 'Grace Hopper'),
   )
   const articleId = article.createArticle.id
-  await check('updateArticle', `mutation { updateArticle(id: ${articleId}, input: { body: "B2" }) { title body } }`, (d) =>
+  await check('updateArticle', `mutation { updateArticle(id: ${JSON.stringify(articleId)}, input: { body: "B2" }) { title body } }`, (d) =>
     t.same(d.updateArticle, { title: 'T', body: 'B2' }),
   )
-  await check('addComment', `mutation { addComment(articleId: ${articleId}, input: { body: "Hi" }) { body article { id } } }`, (d) =>
+  await check('addComment', `mutation { addComment(articleId: ${JSON.stringify(articleId)}, input: { body: "Hi" }) { body article { id } } }`, (d) =>
     t.equal(d.addComment.article.id, articleId),
   )
-  await check('deleteArticle', `mutation { deleteArticle(id: ${articleId}) }`, (d) => t.equal(d.deleteArticle, articleId))
+  await check('deleteArticle', `mutation { deleteArticle(id: ${JSON.stringify(articleId)}) }`, (d) => t.equal(d.deleteArticle, articleId))
   await check(
     'createUser',
     'mutation { createUser(input: { name: "Edsger Dijkstra", companyId: 2 }) { name company { name } } }',

@@ -40,7 +40,7 @@ export type CreateOrderMutationVariables = Exact<{
 }>;
 
 
-export type CreateOrderMutation = { createOrder: { id: string, status: OrderStatus, total: number } | null };
+export type CreateOrderMutation = { createOrder: { id: string, databaseId: number, status: OrderStatus, total: number } | null };
 
 export type OrdersPageQueryVariables = Exact<{
   status?: OrderStatus | null | undefined;
@@ -49,7 +49,7 @@ export type OrdersPageQueryVariables = Exact<{
 }>;
 
 
-export type OrdersPageQuery = { orders: Array<{ id: string, status: OrderStatus, total: number, createdAt: string, cursor: string }> };
+export type OrdersPageQuery = { orders: Array<{ id: string, databaseId: number, status: OrderStatus, total: number, createdAt: string, cursor: string }> };
 
 export type UserWithRecentOrdersQueryVariables = Exact<{
   id: string | number;
@@ -57,23 +57,23 @@ export type UserWithRecentOrdersQueryVariables = Exact<{
 }>;
 
 
-export type UserWithRecentOrdersQuery = { user: { id: string, name: string, orders: Array<{ id: string, status: OrderStatus, total: number, items: Array<{ sku: string, qty: number }> }> } | null };
+export type UserWithRecentOrdersQuery = { user: { id: string, databaseId: number, name: string, orders: Array<{ id: string, databaseId: number, status: OrderStatus, total: number, items: Array<{ sku: string, qty: number }> }> } | null };
 
 
 export const CreateOrderDocument: TypedDocument<CreateOrderMutation, CreateOrderMutationVariables> = {
   "operationName": "CreateOrder",
-  "sha256Hash": "d68ccbbaeb5523ba67137bde6d727ea5153d8e83309d8b46a54a0def9573dc4f",
-  "query": "mutation CreateOrder($input: CreateOrderInput!, $idempotencyKey: String) {\n  createOrder(input: $input, idempotencyKey: $idempotencyKey) {\n    id\n    status\n    total\n  }\n}\n"
+  "sha256Hash": "1735d8a99ba657584bc55c7f4b50874ca7ea7d502ee5d8b9c42fc030e776013b",
+  "query": "mutation CreateOrder($input: CreateOrderInput!, $idempotencyKey: String) {\n  createOrder(input: $input, idempotencyKey: $idempotencyKey) {\n    id\n    databaseId\n    status\n    total\n  }\n}\n"
 }
 
 export const OrdersPageDocument: TypedDocument<OrdersPageQuery, OrdersPageQueryVariables> = {
   "operationName": "OrdersPage",
-  "sha256Hash": "547786787cd832284f0dad82e6c12ca20f72987dedacba966a6578b60630ebf9",
-  "query": "query OrdersPage($status: OrderStatus, $first: Int, $after: String) {\n  orders(status: $status, first: $first, after: $after) {\n    id\n    status\n    total\n    createdAt\n    cursor\n  }\n}\n"
+  "sha256Hash": "dbae195025fe360bf2c0499ae4b92c234631999397b61f41570fa135c832bf11",
+  "query": "query OrdersPage($status: OrderStatus, $first: Int, $after: String) {\n  orders(status: $status, first: $first, after: $after) {\n    id\n    databaseId\n    status\n    total\n    createdAt\n    cursor\n  }\n}\n"
 }
 
 export const UserWithRecentOrdersDocument: TypedDocument<UserWithRecentOrdersQuery, UserWithRecentOrdersQueryVariables> = {
   "operationName": "UserWithRecentOrders",
-  "sha256Hash": "115e49439c7bb8e62967df12335c6237d5c4205ff00c840174136dfe35475e8d",
-  "query": "query UserWithRecentOrders($id: ID!, $last: Int) {\n  user(id: $id) {\n    id\n    name\n    orders(last: $last) {\n      id\n      status\n      total\n      items {\n        sku\n        qty\n      }\n    }\n  }\n}\n"
+  "sha256Hash": "b87c1a8d18a70a07690b5f946326ba873a066c93f02ca946596339b480a53dba",
+  "query": "query UserWithRecentOrders($id: ID!, $last: Int) {\n  user(id: $id) {\n    id\n    databaseId\n    name\n    orders(last: $last) {\n      id\n      databaseId\n      status\n      total\n      items {\n        sku\n        qty\n      }\n    }\n  }\n}\n"
 }
