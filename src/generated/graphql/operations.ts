@@ -49,7 +49,7 @@ export type OrdersPageQueryVariables = Exact<{
 }>;
 
 
-export type OrdersPageQuery = { orders: Array<{ id: string, status: OrderStatus, total: number, createdAt: string, cursor: string }> };
+export type OrdersPageQuery = { ordersConnection: { edges: Array<{ node: { id: string, status: OrderStatus, total: number, createdAt: string } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type UserWithRecentOrdersQueryVariables = Exact<{
   id: string | number;
@@ -68,8 +68,8 @@ export const CreateOrderDocument: TypedDocument<CreateOrderMutation, CreateOrder
 
 export const OrdersPageDocument: TypedDocument<OrdersPageQuery, OrdersPageQueryVariables> = {
   "operationName": "OrdersPage",
-  "sha256Hash": "547786787cd832284f0dad82e6c12ca20f72987dedacba966a6578b60630ebf9",
-  "query": "query OrdersPage($status: OrderStatus, $first: Int, $after: String) {\n  orders(status: $status, first: $first, after: $after) {\n    id\n    status\n    total\n    createdAt\n    cursor\n  }\n}\n"
+  "sha256Hash": "e6eed97bf531f81209db0904a3213b8ad112dbffd5f496a2c4c253fdeefef09d",
+  "query": "query OrdersPage($status: OrderStatus, $first: Int, $after: String) {\n  ordersConnection(status: $status, first: $first, after: $after) {\n    edges {\n      node {\n        id\n        status\n        total\n        createdAt\n      }\n    }\n    pageInfo {\n      hasNextPage\n      endCursor\n    }\n  }\n}\n"
 }
 
 export const UserWithRecentOrdersDocument: TypedDocument<UserWithRecentOrdersQuery, UserWithRecentOrdersQueryVariables> = {
