@@ -52,6 +52,12 @@ const operations = Object.entries(document.paths).flatMap(([path, item]) =>
   })),
 )
 
+/** Checks a value against a schema written in openapi.yaml ($refs resolved in its components): the errors, or none. */
+export function contractSchemaErrors(schema: unknown, value: unknown): string | undefined {
+  const validate = ajv.compile(rewriteRefs(schema) as Json)
+  return validate(value) ? undefined : ajv.errorsText(validate.errors)
+}
+
 export interface ObservedResponse {
   method: string
   url: string

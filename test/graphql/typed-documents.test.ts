@@ -16,10 +16,13 @@ t.test('the documents of operations/ drive the endpoint with typed variables and
   t.equal(order.total, 14900)
   t.equal(order.status, 'pending')
 
+  // Paged through the connection: the cursor is the page's, not the record's (Order.cursor is deprecated).
   const page = await client.execute(OrdersPageDocument, { status: 'pending', first: 1 })
-  t.equal(page.data!.orders[0]!.id, order.id, 'newest first')
-  const next = await client.execute(OrdersPageDocument, { status: 'pending', first: 1, after: page.data!.orders[0]!.cursor })
-  t.not(next.data!.orders[0]!.id, order.id)
+  const first = page.data!.ordersConnection
+  t.equal(first.edges[0]!.node.id, order.id, 'newest first')
+  t.equal(first.pageInfo.hasNextPage, true)
+  const next = await client.execute(OrdersPageDocument, { status: 'pending', first: 1, after: first.pageInfo.endCursor })
+  t.not(next.data!.ordersConnection.edges[0]!.node.id, order.id)
 
   const user = await client.execute(UserWithRecentOrdersDocument, { id: '2', last: 2 })
   const recent = user.data!.user!.orders

@@ -49,7 +49,7 @@ export type OrdersPageQueryVariables = Exact<{
 }>;
 
 
-export type OrdersPageQuery = { orders: Array<{ id: string, databaseId: number, status: OrderStatus, total: number, createdAt: string, cursor: string }> };
+export type OrdersPageQuery = { ordersConnection: { edges: Array<{ node: { id: string, databaseId: number, status: OrderStatus, total: number, createdAt: string } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type UserWithRecentOrdersQueryVariables = Exact<{
   id: string | number;
@@ -68,8 +68,8 @@ export const CreateOrderDocument: TypedDocument<CreateOrderMutation, CreateOrder
 
 export const OrdersPageDocument: TypedDocument<OrdersPageQuery, OrdersPageQueryVariables> = {
   "operationName": "OrdersPage",
-  "sha256Hash": "dbae195025fe360bf2c0499ae4b92c234631999397b61f41570fa135c832bf11",
-  "query": "query OrdersPage($status: OrderStatus, $first: Int, $after: String) {\n  orders(status: $status, first: $first, after: $after) {\n    id\n    databaseId\n    status\n    total\n    createdAt\n    cursor\n  }\n}\n"
+  "sha256Hash": "e64d8b1550c571d6444f9c57e0287dd006c2f8c71164167fe9dc2c172eab027d",
+  "query": "query OrdersPage($status: OrderStatus, $first: Int, $after: String) {\n  ordersConnection(status: $status, first: $first, after: $after) {\n    edges {\n      node {\n        id\n        databaseId\n        status\n        total\n        createdAt\n      }\n    }\n    pageInfo {\n      hasNextPage\n      endCursor\n    }\n  }\n}\n"
 }
 
 export const UserWithRecentOrdersDocument: TypedDocument<UserWithRecentOrdersQuery, UserWithRecentOrdersQueryVariables> = {

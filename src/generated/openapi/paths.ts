@@ -1518,6 +1518,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "items": [
+                 *         {
+                 *           "sku": "KB-101",
+                 *           "qty": 1
+                 *         },
+                 *         {
+                 *           "sku": "CB-404",
+                 *           "qty": 3
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["OrderReplace"];
             };
         };
@@ -1534,6 +1548,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": 8,
+                     *       "status": "pending",
+                     *       "total": 12500,
+                     *       "items": [
+                     *         {
+                     *           "sku": "KB-101",
+                     *           "qty": 1,
+                     *           "unit_price": 8900
+                     *         },
+                     *         {
+                     *           "sku": "CB-404",
+                     *           "qty": 3,
+                     *           "unit_price": 1200
+                     *         }
+                     *       ],
+                     *       "user_id": 2,
+                     *       "created_at": "2026-11-22T10:00:00.000Z",
+                     *       "updated_at": "2026-11-22T10:05:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Order"];
                 };
             };
@@ -1611,7 +1647,27 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "items": [
+                 *         {
+                 *           "sku": "KB-101",
+                 *           "qty": 2
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/merge-patch+json": components["schemas"]["OrderPatch"];
+                /**
+                 * @example {
+                 *       "items": [
+                 *         {
+                 *           "sku": "KB-101",
+                 *           "qty": 2
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["OrderPatch"];
             };
         };
@@ -1628,6 +1684,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": 8,
+                     *       "status": "pending",
+                     *       "total": 17800,
+                     *       "items": [
+                     *         {
+                     *           "sku": "KB-101",
+                     *           "qty": 2,
+                     *           "unit_price": 8900
+                     *         }
+                     *       ],
+                     *       "user_id": 2,
+                     *       "created_at": "2026-11-22T10:00:00.000Z",
+                     *       "updated_at": "2026-11-22T10:05:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Order"];
                 };
             };
@@ -1684,6 +1757,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "sku": "KB-101",
+                     *           "qty": 2,
+                     *           "unit_price": 8900
+                     *         },
+                     *         {
+                     *           "sku": "CB-404",
+                     *           "qty": 1,
+                     *           "unit_price": 1200
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["OrderItemList"];
                 };
             };
@@ -1718,6 +1808,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": components["schemas"]["ActionRequest"];
             };
         };
@@ -1734,6 +1825,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": 8,
+                     *       "status": "paid",
+                     *       "total": 19000,
+                     *       "items": [
+                     *         {
+                     *           "sku": "KB-101",
+                     *           "qty": 2,
+                     *           "unit_price": 8900
+                     *         },
+                     *         {
+                     *           "sku": "CB-404",
+                     *           "qty": 1,
+                     *           "unit_price": 1200
+                     *         }
+                     *       ],
+                     *       "user_id": 2,
+                     *       "created_at": "2026-11-22T10:00:00.000Z",
+                     *       "updated_at": "2026-11-22T10:05:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Order"];
                 };
             };
@@ -1771,6 +1884,11 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "reason": "Customer asked to cancel."
+                 *     }
+                 */
                 "application/json": components["schemas"]["ActionRequest"];
             };
         };
@@ -1787,6 +1905,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": 8,
+                     *       "status": "cancelled",
+                     *       "total": 19000,
+                     *       "items": [
+                     *         {
+                     *           "sku": "KB-101",
+                     *           "qty": 2,
+                     *           "unit_price": 8900
+                     *         },
+                     *         {
+                     *           "sku": "CB-404",
+                     *           "qty": 1,
+                     *           "unit_price": 1200
+                     *         }
+                     *       ],
+                     *       "user_id": 2,
+                     *       "created_at": "2026-11-22T10:00:00.000Z",
+                     *       "updated_at": "2026-11-22T10:05:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Order"];
                 };
             };
@@ -1824,6 +1964,11 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "reason": "The keyboard arrived damaged."
+                 *     }
+                 */
                 "application/json": components["schemas"]["ActionRequest"];
             };
         };
@@ -1840,6 +1985,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": 8,
+                     *       "status": "refunded",
+                     *       "total": 19000,
+                     *       "items": [
+                     *         {
+                     *           "sku": "KB-101",
+                     *           "qty": 2,
+                     *           "unit_price": 8900
+                     *         },
+                     *         {
+                     *           "sku": "CB-404",
+                     *           "qty": 1,
+                     *           "unit_price": 1200
+                     *         }
+                     *       ],
+                     *       "user_id": 2,
+                     *       "created_at": "2026-11-22T10:00:00.000Z",
+                     *       "updated_at": "2026-11-22T10:05:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Order"];
                 };
             };
@@ -1895,6 +2062,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 4,
+                     *           "title": "Designing idempotent APIs",
+                     *           "body": "Retries are a fact of life.",
+                     *           "author_id": 1,
+                     *           "created_at": "2026-11-22T10:00:00.000Z",
+                     *           "updated_at": "2026-11-22T10:05:00.000Z"
+                     *         }
+                     *       ],
+                     *       "page": {
+                     *         "next": "http://127.0.0.1:3000/api/v1/articles?limit=1&cursor=eyJrIjpbNF19.Xk3v",
+                     *         "cursor": "eyJrIjpbNF19.Xk3v",
+                     *         "total": 3
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ArticlePage"];
                 };
             };
@@ -2047,6 +2233,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Designing idempotent APIs",
+                 *       "body": "Retries are a fact of life; make them safe."
+                 *     }
+                 */
                 "application/json": components["schemas"]["ArticleReplace"];
             };
         };
@@ -2063,6 +2255,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": 4,
+                     *       "title": "Designing idempotent APIs",
+                     *       "body": "Retries are a fact of life; make them safe.",
+                     *       "author_id": 1,
+                     *       "created_at": "2026-11-22T10:00:00.000Z",
+                     *       "updated_at": "2026-11-22T10:05:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Article"];
                 };
             };
@@ -2137,7 +2339,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Idempotent APIs, by design"
+                 *     }
+                 */
                 "application/merge-patch+json": components["schemas"]["ArticlePatch"];
+                /**
+                 * @example {
+                 *       "title": "Idempotent APIs, by design"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ArticlePatch"];
             };
         };
@@ -2154,6 +2366,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": 4,
+                     *       "title": "Idempotent APIs, by design",
+                     *       "body": "Retries are a fact of life.",
+                     *       "author_id": 1,
+                     *       "created_at": "2026-11-22T10:00:00.000Z",
+                     *       "updated_at": "2026-11-22T10:05:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Article"];
                 };
             };
@@ -2208,6 +2430,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 6,
+                     *           "article_id": 4,
+                     *           "author_id": 2,
+                     *           "body": "Idempotency keys saved our checkout.",
+                     *           "created_at": "2026-11-22T10:05:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["CommentList"];
                 };
             };
@@ -2240,6 +2476,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "body": "Idempotency keys saved our checkout."
+                 *     }
+                 */
                 "application/json": components["schemas"]["CommentCreate"];
             };
         };
@@ -2258,6 +2499,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": 6,
+                     *       "article_id": 4,
+                     *       "author_id": 2,
+                     *       "body": "Idempotency keys saved our checkout.",
+                     *       "created_at": "2026-11-22T10:05:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Comment"];
                 };
             };
@@ -2310,6 +2560,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 1,
+                     *           "name": "Ada Lovelace",
+                     *           "company_id": 1,
+                     *           "created_at": "2026-11-22T10:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "id": 4,
+                     *           "name": "Katherine Johnson",
+                     *           "company_id": null,
+                     *           "created_at": "2026-11-22T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "page": {
+                     *         "next": null,
+                     *         "cursor": null,
+                     *         "total": 2
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["UserPage"];
                 };
             };
@@ -2337,6 +2610,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Margaret Hamilton",
+                 *       "company_id": 2
+                 *     }
+                 */
                 "application/json": components["schemas"]["UserCreate"];
             };
         };
@@ -2355,6 +2634,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": 5,
+                     *       "name": "Margaret Hamilton",
+                     *       "company_id": 2,
+                     *       "created_at": "2026-11-22T10:05:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["User"];
                 };
             };
@@ -2404,6 +2691,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": 2,
+                     *       "name": "Grace Hopper",
+                     *       "company_id": 1,
+                     *       "created_at": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["User"] | components["schemas"]["UserSparse"];
                 };
             };
@@ -2461,6 +2756,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 8,
+                     *           "status": "pending",
+                     *           "total": 19000,
+                     *           "items": [
+                     *             {
+                     *               "sku": "KB-101",
+                     *               "qty": 2,
+                     *               "unit_price": 8900
+                     *             },
+                     *             {
+                     *               "sku": "CB-404",
+                     *               "qty": 1,
+                     *               "unit_price": 1200
+                     *             }
+                     *           ],
+                     *           "user_id": 2,
+                     *           "created_at": "2026-11-22T10:00:00.000Z",
+                     *           "updated_at": "2026-11-22T10:05:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["UserOrderList"];
                 };
             };
@@ -2511,6 +2833,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "sku": "KB-101",
+                     *           "name": "Mechanical keyboard",
+                     *           "price": 8900
+                     *         }
+                     *       ],
+                     *       "page": {
+                     *         "next": "http://127.0.0.1:3000/api/v1/products?limit=1&cursor=eyJrIjpbNF19.Xk3v",
+                     *         "cursor": "eyJrIjpbNF19.Xk3v",
+                     *         "total": 6
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ProductPage"];
                 };
             };
@@ -2538,6 +2876,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "sku": "DK-707",
+                 *       "name": "USB-C dock",
+                 *       "price": 12900
+                 *     }
+                 */
                 "application/json": components["schemas"]["ProductCreate"];
             };
         };
@@ -2555,6 +2900,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "sku": "DK-707",
+                     *       "name": "USB-C dock",
+                     *       "price": 12900
+                     *     }
+                     */
                     "application/json": components["schemas"]["Product"];
                 };
             };
@@ -2587,6 +2939,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "openapi": "3.1.0",
+                     *       "info": {
+                     *         "title": "Orders, users and articles API",
+                     *         "version": "1.0.0"
+                     *       },
+                     *       "servers": [
+                     *         {
+                     *           "url": "http://127.0.0.1:3000/api/v1"
+                     *         }
+                     *       ],
+                     *       "paths": {}
+                     *     }
+                     */
                     "application/json": Record<string, never>;
                 };
             };
@@ -2615,6 +2982,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example openapi: 3.1.0
+                     *     info:
+                     *       title: Orders, users and articles API
+                     *       version: 1.0.0
+                     *     servers:
+                     *       - url: http://127.0.0.1:3000/api/v1
+                     *     paths: {}
+                     */
                     "application/yaml": string;
                 };
             };
