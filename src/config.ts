@@ -34,6 +34,11 @@ export interface AppConfig {
    * IETF draft's RateLimit and RateLimit-Policy (decisions §13, "Lean responses").
    */
   rateLimitLegacyHeaders: boolean
+  /**
+   * How long a SIGTERM'd instance keeps serving with `/readyz` at 503 before it closes, so that a
+   * load balancer's health checks take it out first (decisions §13).
+   */
+  shutdownDrainMs: number
   /** Whether this instance relays the event outbox (every instance listens for relayed events). */
   eventsRelay: boolean
   /**
@@ -230,6 +235,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     seed: boolean(env, 'SEED', true),
     logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
     eventsRelay: boolean(env, 'EVENTS_RELAY', true),
+    shutdownDrainMs: duration(env, 'SHUTDOWN_DRAIN', 0, 0),
     eventsDatabaseUrl: env.EVENTS_DATABASE_URL === 'poll' ? false : url(env, 'EVENTS_DATABASE_URL', ['postgres:', 'postgresql:']),
     rateLimit: {
       max: integer(env, 'RATE_LIMIT_MAX', 600, 1, 1_000_000),

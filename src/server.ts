@@ -42,10 +42,16 @@ function exitOnStartupFailure(error: unknown): never {
 }
 
 const app = await buildApp({ config }).catch(exitOnStartupFailure)
-const grace = Math.max(SHUTDOWN_GRACE_MS, databaseWorkBoundMs(config.databaseStatementTimeoutMs) + CLOSING_MARGIN_MS)
+const grace =
+  config.shutdownDrainMs + Math.max(SHUTDOWN_GRACE_MS, databaseWorkBoundMs(config.databaseStatementTimeoutMs) + CLOSING_MARGIN_MS)
 closeWithGrace({ delay: grace }, async ({ signal, err }) => {
   if (err) app.log.error({ err }, 'shutting down after an error')
-  else app.log.info({ signal }, 'shutting down')
+  else {
+    app.log.info({ signal, drainMs: config.shutdownDrainMs }, 'shutting down')
+    // Behind a load balancer: out of its rotation first (plugins/shutdown.ts), then closed.
+    app.startDraining()
+    await new Promise((resolve) => setTimeout(resolve, config.shutdownDrainMs))
+  }
   await app.close()
 })
 const address = await app.listen({ host: config.host, port: config.port })

@@ -17,6 +17,10 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
   app.get('/healthz', { logLevel: 'warn', config: { rateLimit: false } }, async () => ({ status: 'ok' }))
 
   app.get('/readyz', { logLevel: 'warn', config: { rateLimit: false } }, async (request, reply) => {
+    // First sign of a shutdown (plugins/shutdown.ts): the balancer takes this instance out while
+    // it still serves what is sent to it.
+    if (app.draining)
+      return sendProblem(reply, new ApiError('SERVICE_UNAVAILABLE', 'This instance is shutting down.', { headers: { 'retry-after': '1' } }))
     try {
       let timer: NodeJS.Timeout | undefined
       const timeout = new Promise<never>((_, reject) => {
