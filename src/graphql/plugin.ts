@@ -44,7 +44,11 @@ function rejectUnauthenticated(request: FastifyRequest, reply: FastifyReply): Fa
 /** A WebSocket upgrade from a page on an origin CORS_ORIGINS does not list: 403, never upgraded. */
 function rejectCrossOrigin(origins: AppConfig['corsOrigins'], request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
   if (websocketOriginAllowed(origins, request)) return undefined
-  return refuse(request, reply, forbidden(`WebSocket connections from the origin ${request.headers.origin} are not allowed (CORS_ORIGINS).`))
+  return refuse(
+    request,
+    reply,
+    forbidden(`WebSocket connections from the origin ${request.headers.origin} are not allowed (CORS_ORIGINS).`),
+  )
 }
 
 export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
