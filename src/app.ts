@@ -144,7 +144,17 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const served = servedContract(contracts, config.publicUrl)
   // @fastify/swagger types a static document as OpenAPI 2 or 3.0 only; ours is 3.1, served as is.
   await app.register(swagger, { mode: 'static', specification: { document: served.document as never } })
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: true } })
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: {
+      persistAuthorization: true,
+      // "Try it out" revalidates what the browser cached (fetch's `cache: 'no-cache'`: the ETag is
+      // sent and an unchanged answer costs a 304), so the list read after a POST shows the new
+      // order rather than a copy up to 30 s old (lists are `private, max-age=30`). Sent to the page
+      // as this function's source, in its initializer script (no inline script, no CDN).
+      requestInterceptor: (request) => Object.assign(request, { cache: 'no-cache' }),
+    },
+  })
   await app.register(healthRoutes)
   // Deprecation headers come from the contract the app is built from (options.contracts), once per route.
   const deprecated = deprecatedOperations(contracts.openApiDocument)

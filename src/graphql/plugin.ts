@@ -9,7 +9,8 @@ import type { DocumentNode } from 'graphql'
 import mercurius, { type CustomPubSub } from 'mercurius'
 import type { Caller } from '../auth/caller.ts'
 import type { AppConfig } from '../config.ts'
-import { credentialRequired, graphqlCodeOf } from '../errors.ts'
+import { type ApiError, credentialRequired, forbidden, graphqlCodeOf } from '../errors.ts'
+import { websocketOriginAllowed } from '../plugins/cors.ts'
 import { formatGraphqlErrors, GRAPHQL_RESPONSE_MEDIA_TYPE, wantsGraphqlResponse } from './errors.ts'
 import { createMemoryCostBucket, createRedisCostBucket } from './cost-bucket.ts'
 import { registerPublicDataCache } from './cache.ts'
@@ -29,14 +30,28 @@ import { withBatchedLoaders } from './batched-loaders.ts'
 import { boundResponses, boundSubscriptionEvents } from './response-size.ts'
 import { deprecatedFieldsOf } from '../plugins/deprecation.ts'
 
-function rejectUnauthenticated(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
-  if (request.caller) return undefined
-  const error = credentialRequired(request.credentialError)
+/** Answers an HTTP request to /graphql that is refused before GraphQL sees it, the GraphQL way. */
+function refuse(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value)
   if (request.cost) request.cost.errorCode = error.code
   return reply
-    .code(401)
+    .code(error.status)
     .send({ errors: [{ message: error.detail, extensions: { code: graphqlCodeOf(error.code) } }], extensions: { requestId: request.id } })
+}
+
+function rejectUnauthenticated(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
+  if (request.caller) return undefined
+  return refuse(request, reply, credentialRequired(request.credentialError))
+}
+
+/** A WebSocket upgrade from a page on an origin CORS_ORIGINS does not list: 403, never upgraded. */
+function rejectCrossOrigin(origins: AppConfig['corsOrigins'], request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
+  if (websocketOriginAllowed(origins, request)) return undefined
+  return refuse(
+    request,
+    reply,
+    forbidden(`WebSocket connections from the origin ${request.headers.origin} are not allowed (CORS_ORIGINS).`),
+  )
 }
 
 export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
@@ -59,8 +74,12 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
     addGraphqlRouteHooks(app, '/graphql', {
       // Callback-style hooks (no promise per request, issue 13); a throw is the request's error.
       onRequest: (request, reply, done) => {
-        // A WebSocket upgrade authenticates in connection_init (subscriptions check the caller).
-        const refused = request.headers.upgrade?.toLowerCase() !== 'websocket' && rejectUnauthenticated(request, reply) !== undefined
+        // A WebSocket upgrade authenticates in connection_init (subscriptions check the caller); its
+        // Origin is checked here, as CORS would check a request's (plugins/cors.ts).
+        const refused =
+          request.headers.upgrade?.toLowerCase() === 'websocket'
+            ? rejectCrossOrigin(options.config.corsOrigins, request, reply) !== undefined
+            : rejectUnauthenticated(request, reply) !== undefined
         // A hook that has sent the answer must not call done.
         if (!refused) done()
       },

@@ -10,13 +10,31 @@
  * authenticates with the Authorization header, never cookies. Registered before every plugin that
  * can answer early, and before problem-json (whose route mirror must not see the catch-all
  * OPTIONS route @fastify/cors adds). It holds no connection: nothing here fails at run time.
+ *
+ * CORS does not cover WebSockets: a browser opens one to any host and sends its page's Origin.
+ * `websocketOriginAllowed` is the same origin list applied to the GraphQL WebSocket upgrade
+ * (graphql/plugin.ts refuses it with 403), so that a page on another site cannot use a token it
+ * holds against the subscriptions.
  */
 import cors, { type FastifyCorsOptions } from '@fastify/cors'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 
-export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match', 'If-None-Match']
+/** X-Request-Id, traceparent and tracestate: a browser app may name its request and continue its own trace. */
+export const CORS_ALLOWED_HEADERS = [
+  'Authorization',
+  'Content-Type',
+  'Idempotency-Key',
+  'If-Match',
+  'If-None-Match',
+  'X-Request-Id',
+  'traceparent',
+  'tracestate',
+]
+/** X-Request-Id and Server-Timing: what a browser app quotes in a bug report and shows in its devtools. */
 export const CORS_EXPOSED_HEADERS = [
+  'X-Request-Id',
+  'Server-Timing',
   'ETag',
   'Location',
   'Idempotent-Replayed',
@@ -38,6 +56,21 @@ export interface CorsOptions {
   origins: string[] | '*' | undefined
   /** Whether the legacy RateLimit-Limit/-Remaining/-Reset are sent, and so exposed. */
   legacyRateLimitHeaders: boolean
+}
+
+/**
+ * Whether a WebSocket upgrade may proceed: always while CORS is off or `*`; else when it carries no
+ * Origin (a client that is no browser, which an origin check does not concern), comes from the
+ * service's own origin (GraphiQL, Swagger UI: the Host it was sent to), or from a listed origin.
+ */
+export function websocketOriginAllowed(origins: string[] | '*' | undefined, request: FastifyRequest): boolean {
+  const { origin, host } = request.headers
+  if (origins === undefined || origins === '*' || origin === undefined || origins.includes(origin)) return true
+  try {
+    return new URL(origin).host === host
+  } catch {
+    return false
+  }
 }
 
 export default fp<CorsOptions>(

@@ -1,7 +1,9 @@
 /**
  * The service as a browser user meets it (issue #14), in a real Chromium driven by playwright-core:
- * Swagger UI's "Try it out" at /docs, GraphiQL at /graphiql, and a browser app on another origin
- * calling the API through CORS. The service listens on a random port over real HTTP; any console
+ * Swagger UI's "Try it out" at /docs (a list read after a POST shows it), GraphiQL at /graphiql, and
+ * a browser app on another origin calling the API through CORS (with its own X-Request-Id and
+ * traceparent, reading X-Request-Id and Server-Timing) and opening the GraphQL WebSocket, which a
+ * page on an origin CORS_ORIGINS does not list cannot. The service listens on a random port over real HTTP; any console
  * error, page error or request to a host other than the service (and the test's own second
  * origin) fails the test. One browser for the file, with a fresh profile.
  *
@@ -45,37 +47,76 @@ function listen(server: Server): Promise<string> {
   )
 }
 
-/** The cross-origin browser app: a page on its own origin whose script POSTs an order to the API. */
+/**
+ * The cross-origin browser app: a page on its own origin whose script POSTs an order to the API,
+ * reads the orders sending its own X-Request-Id and traceparent (so a preflight asks for them), and
+ * opens a WebSocket to /graphql. The same page is served on an allowed and on a disallowed origin.
+ */
 function crossOriginApp(): Server {
   const script = `
     const params = new URLSearchParams(location.search)
-    fetch(params.get('api') + '/api/v1/orders', {
-      method: 'POST',
-      headers: { Authorization: 'Bearer ' + params.get('token'), 'Content-Type': 'application/json', 'Idempotency-Key': 'cross-origin-1' },
-      body: JSON.stringify({ items: [{ sku: 'KB-101', qty: 1 }] }),
-    }).then(async (response) => {
-      const body = await response.json()
-      document.getElementById('result').textContent = JSON.stringify({
-        status: response.status, etag: response.headers.get('ETag'), location: response.headers.get('Location'),
-        remaining: response.headers.get('RateLimit'), id: body.id,
-      })
-    }, (error) => { document.getElementById('result').textContent = 'failed: ' + error.message })`
+    const api = params.get('api')
+    const authorization = 'Bearer ' + params.get('token')
+    const show = (id, value) => { document.getElementById(id).textContent = typeof value === 'string' ? value : JSON.stringify(value) }
+    if (params.get('write') === 'yes') {
+      fetch(api + '/api/v1/orders', {
+        method: 'POST',
+        headers: { Authorization: authorization, 'Content-Type': 'application/json', 'Idempotency-Key': 'cross-origin-1' },
+        body: JSON.stringify({ items: [{ sku: 'KB-101', qty: 1 }] }),
+      }).then(async (response) => {
+        const body = await response.json()
+        show('result', {
+          status: response.status, etag: response.headers.get('ETag'), location: response.headers.get('Location'),
+          remaining: response.headers.get('RateLimit'), id: body.id,
+        })
+      }, (error) => show('result', 'failed: ' + error.message))
+      fetch(api + '/api/v1/orders?limit=1', {
+        headers: {
+          Authorization: authorization, 'X-Request-Id': 'browser-app-7',
+          traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'app=1',
+        },
+      }).then((response) => show('traced', {
+        status: response.status, requestId: response.headers.get('X-Request-Id'), serverTiming: response.headers.get('Server-Timing'),
+      }), (error) => show('traced', 'failed: ' + error.message))
+    }
+    const socket = new WebSocket(api.replace(/^http/, 'ws') + '/graphql', 'graphql-transport-ws')
+    socket.onopen = () => { show('socket', 'open'); socket.close() }
+    socket.onerror = () => show('socket', 'error')`
   return createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0]
     if (path === '/app.js') return response.writeHead(200, { 'content-type': 'text/javascript' }).end(script)
     if (path === '/') {
       return response
         .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
-        .end('<!doctype html><title>app</title><link rel="icon" href="data:,"><pre id="result"></pre><script src="/app.js"></script>')
+        .end(
+          '<!doctype html><title>app</title><link rel="icon" href="data:,"><pre id="result"></pre><pre id="traced"></pre><pre id="socket"></pre><script src="/app.js"></script>',
+        )
     }
     response.writeHead(404).end()
   })
+}
+
+/** Waits until the element `selector` has text, and returns it. */
+async function textOf(page: Page, selector: string): Promise<string> {
+  await page.waitForFunction(
+    (target: string) =>
+      (globalThis as unknown as { document: { querySelector(s: string): { textContent: string | null } | null } }).document.querySelector(
+        target,
+      )?.textContent,
+    selector,
+    { timeout: WAIT_MS },
+  )
+  return page.locator(selector).innerText()
 }
 
 async function run(): Promise<void> {
   const appServer = crossOriginApp()
   const appOrigin = await listen(appServer)
   t.teardown(() => new Promise((resolve) => appServer.close(resolve)))
+  // The same app on an origin CORS_ORIGINS does not list.
+  const otherServer = crossOriginApp()
+  const otherOrigin = await listen(otherServer)
+  t.teardown(() => new Promise((resolve) => otherServer.close(resolve)))
 
   const api = await build(t, { env: { CORS_ORIGINS: appOrigin } })
   await api.listen({ port: 0, host: '127.0.0.1' })
@@ -87,7 +128,7 @@ async function run(): Promise<void> {
   t.teardown(() => context.close())
 
   const token = tokenFor(2, 'orders:read orders:write articles:write')
-  const allowedHosts = new Set([new URL(service).host, new URL(appOrigin).host])
+  const allowedHosts = new Set([new URL(service).host, new URL(appOrigin).host, new URL(otherOrigin).host])
 
   t.test('Swagger UI at /docs: authorize, then "Try it out" on GET and POST /orders', async (t) => {
     const page = await watchedPage(t, context, allowedHosts)
@@ -115,10 +156,20 @@ async function run(): Promise<void> {
     const createStatus = create.locator('.live-responses-table .response .response-col_status').first()
     await createStatus.waitFor({ timeout: WAIT_MS })
     t.equal((await createStatus.innerText()).trim(), '201', 'POST /orders with the prefilled example answers 201 on the page')
-    t.match(
+    const created = /location: http:\/\/127\.0\.0\.1:\d+\/api\/v1\/orders\/(\d+)/i.exec(
       await create.locator('.live-responses-table').first().innerText(),
-      /location: http:\/\/127\.0\.0\.1:\d+\/api\/v1\/orders\/\d+/i,
-      'with its Location',
+    )
+    t.ok(created, 'with its Location')
+
+    // The list again, within its max-age: "Try it out" revalidates (If-None-Match) instead of
+    // showing the browser's cached copy, so the new order is on it.
+    const listAgain = page.waitForRequest((request) => request.method() === 'GET' && /\/api\/v1\/orders(\?|$)/.test(request.url()))
+    await list.locator('button.execute').click()
+    const revalidation = await listAgain
+    t.ok((await revalidation.allHeaders())['if-none-match'], 'the list is asked for again with the ETag of the copy the browser holds')
+    await t.resolves(
+      list.getByText(`"id": ${created?.[1]},`).first().waitFor({ timeout: WAIT_MS }),
+      `the list shown after the POST has order ${created?.[1]}`,
     )
     await page.close()
   })
@@ -191,25 +242,41 @@ async function run(): Promise<void> {
     await page.close()
   })
 
-  t.test('a browser app on another origin POSTs an order through CORS and reads ETag and Location', async (t) => {
-    const page = await watchedPage(t, context, allowedHosts)
-    await page.goto(`${appOrigin}/?api=${encodeURIComponent(service)}&token=${encodeURIComponent(token)}`)
-    const result = page.locator('#result')
-    await page.waitForFunction(
-      (selector: string) =>
-        (globalThis as unknown as { document: { querySelector(s: string): { textContent: string | null } | null } }).document.querySelector(
-          selector,
-        )?.textContent,
-      '#result',
-      { timeout: WAIT_MS },
-    )
-    const text = await result.innerText()
-    t.notMatch(text, /^failed/, `the fetch succeeded: ${text}`)
-    const read = JSON.parse(text) as { status: number; etag: string | null; location: string | null; remaining: string | null; id: number }
-    t.equal(read.status, 201)
-    t.match(read.etag, /^(W\/)?"[^"]+"$/, 'the script reads ETag')
-    t.equal(read.location, `${service}/api/v1/orders/${read.id}`, 'and Location')
-    t.match(read.remaining, /^"default";r=\d+;t=\d+$/, 'and the rate-limit headers')
+  t.test(
+    'a browser app on another origin POSTs an order through CORS, reads ETag, Location, X-Request-Id and Server-Timing, and opens a WebSocket',
+    async (t) => {
+      const page = await watchedPage(t, context, allowedHosts)
+      await page.goto(`${appOrigin}/?write=yes&api=${encodeURIComponent(service)}&token=${encodeURIComponent(token)}`)
+      const text = await textOf(page, '#result')
+      t.notMatch(text, /^failed/, `the fetch succeeded: ${text}`)
+      const read = JSON.parse(text) as {
+        status: number
+        etag: string | null
+        location: string | null
+        remaining: string | null
+        id: number
+      }
+      t.equal(read.status, 201)
+      t.match(read.etag, /^(W\/)?"[^"]+"$/, 'the script reads ETag')
+      t.equal(read.location, `${service}/api/v1/orders/${read.id}`, 'and Location')
+      t.match(read.remaining, /^"default";r=\d+;t=\d+$/, 'and the rate-limit headers')
+
+      const traced = await textOf(page, '#traced')
+      t.notMatch(traced, /^failed/, `a request with X-Request-Id, traceparent and tracestate passes its preflight: ${traced}`)
+      const answer = JSON.parse(traced) as { status: number; requestId: string | null; serverTiming: string | null }
+      t.equal(answer.status, 200)
+      t.equal(answer.requestId, 'browser-app-7', 'the script reads the X-Request-Id it sent, answered back')
+      t.match(answer.serverTiming, /db;dur=[\d.]+/, 'and Server-Timing')
+
+      t.equal(await textOf(page, '#socket'), 'open', 'its WebSocket to /graphql opens')
+      await page.close()
+    },
+  )
+
+  t.test('a page on an origin CORS_ORIGINS does not list cannot open a WebSocket to /graphql', async (t) => {
+    const page = await watchedPage(t, context, allowedHosts, [/WebSocket connection to .* failed.*403/])
+    await page.goto(`${otherOrigin}/?api=${encodeURIComponent(service)}&token=${encodeURIComponent(token)}`)
+    t.equal(await textOf(page, '#socket'), 'error', 'the WebSocket fails (the upgrade is answered 403)')
     await page.close()
   })
 }
@@ -228,12 +295,19 @@ async function payNewOrder(service: string, token: string): Promise<void> {
   if (paid.status !== 200) throw new Error(`paying order ${id} answered ${paid.status}: ${await paid.text()}`)
 }
 
-/** A new tab that records console errors, page errors and requests to any other host, and fails the test on them. */
-async function watchedPage(t: Test, context: BrowserContext, allowedHosts: Set<string>): Promise<Page> {
+/**
+ * A new tab that records console errors, page errors and requests to any other host, and fails the
+ * test on them; `expectedErrors` are console errors the test provokes, each of which must appear.
+ */
+async function watchedPage(t: Test, context: BrowserContext, allowedHosts: Set<string>, expectedErrors: RegExp[] = []): Promise<Page> {
   const page = await context.newPage()
   const problems: string[] = []
+  const seen = new Set<RegExp>()
   page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console error: ${message.text()}`)
+    if (message.type() !== 'error') return
+    const expected = expectedErrors.find((pattern) => pattern.test(message.text()))
+    if (expected) seen.add(expected)
+    else problems.push(`console error: ${message.text()}`)
   })
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
   page.on('request', (request) => {
@@ -249,6 +323,9 @@ async function watchedPage(t: Test, context: BrowserContext, allowedHosts: Set<s
   })
   page.on('requestfailed', (request) => problems.push(`request failed: ${request.url()} ${request.failure()?.errorText ?? ''}`))
   // Checked when the test closes the tab (every test does, last).
-  page.on('close', () => t.same(problems, [], 'no console error, page error, failed request or request to another host'))
+  page.on('close', () => {
+    t.same(problems, [], 'no console error, page error, failed request or request to another host')
+    for (const pattern of expectedErrors) t.ok(seen.has(pattern), `the console shows the expected error ${pattern}`)
+  })
   return page
 }

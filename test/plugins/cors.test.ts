@@ -1,15 +1,30 @@
 /**
  * CORS (decisions §12): off unless CORS_ORIGINS is set; then preflights are 204 without a token,
  * and every response to an allowed origin (problems included) carries Access-Control-Allow-Origin
- * with that origin and exposes the headers a browser app reads. A disallowed origin gets no ACAO.
+ * with that origin and exposes the headers a browser app reads. A disallowed origin gets no ACAO,
+ * and its WebSocket upgrade on /graphql is refused with 403.
  */
 import t from 'tap'
-import { bearer, build } from '../helper.ts'
+import { once } from 'node:events'
+import type { AddressInfo } from 'node:net'
+import WebSocket from 'ws'
+import { bearer, build, tokenFor } from '../helper.ts'
 
 const APP_ORIGIN = 'https://app.example.com'
 const OTHER_ORIGIN = 'https://evil.example.net'
-const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match', 'If-None-Match']
+const ALLOWED_HEADERS = [
+  'Authorization',
+  'Content-Type',
+  'Idempotency-Key',
+  'If-Match',
+  'If-None-Match',
+  'X-Request-Id',
+  'traceparent',
+  'tracestate',
+]
 const EXPOSED_HEADERS = [
+  'X-Request-Id',
+  'Server-Timing',
   'ETag',
   'Location',
   'Idempotent-Replayed',
@@ -193,4 +208,96 @@ t.test('a 429 to an allowed origin carries ACAO, so the browser app can read its
   t.equal(refused.headers['access-control-allow-origin'], APP_ORIGIN)
   t.ok(list(refused.headers['access-control-expose-headers']).includes('Retry-After'), 'Retry-After is exposed')
   t.ok(refused.headers['retry-after'], 'and sent')
+})
+
+t.test(
+  'a request id and trace context sent by a browser app pass the preflight, and the answer exposes X-Request-Id and Server-Timing',
+  async (t) => {
+    const app = await build(t, { env: { CORS_ORIGINS: APP_ORIGIN } })
+    const asked = await app.inject({
+      method: 'OPTIONS',
+      url: '/api/v1/orders',
+      headers: {
+        origin: APP_ORIGIN,
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'authorization, x-request-id, traceparent, tracestate',
+      },
+    })
+    t.equal(asked.statusCode, 204)
+    const allowed = list(asked.headers['access-control-allow-headers']).map((name) => name.toLowerCase())
+    for (const name of ['authorization', 'x-request-id', 'traceparent', 'tracestate']) t.ok(allowed.includes(name), `${name} is allowed`)
+    const requestId = 'browser-trace-1'
+    const read = await app.inject({
+      method: 'GET',
+      url: '/api/v1/orders',
+      headers: {
+        origin: APP_ORIGIN,
+        ...bearer(2),
+        'x-request-id': requestId,
+        traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      },
+    })
+    t.equal(read.statusCode, 200)
+    t.equal(read.headers['x-request-id'], requestId, 'the request id sent is the one answered')
+    t.ok(read.headers['server-timing'], 'Server-Timing is sent')
+    const exposed = list(read.headers['access-control-expose-headers'])
+    t.ok(exposed.includes('X-Request-Id') && exposed.includes('Server-Timing'), 'and both are exposed to the script')
+  },
+)
+
+/** Opens a WebSocket to /graphql with `origin` (none when undefined): the upgrade's status, 101 when it opened. */
+async function upgrade(url: string, origin: string | undefined): Promise<{ status: number; body: string }> {
+  const socket = new WebSocket(url, 'graphql-transport-ws', origin === undefined ? {} : { origin })
+  const outcome = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    socket.once('open', () => resolve({ status: 101, body: '' }))
+    socket.once('unexpected-response', (_request, response) => {
+      let body = ''
+      response.on('data', (chunk: Buffer) => {
+        body += chunk.toString()
+      })
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }))
+    })
+    socket.once('error', reject)
+  })
+  if (socket.readyState === WebSocket.OPEN) {
+    socket.close()
+    await once(socket, 'close')
+  } else socket.terminate()
+  return outcome
+}
+
+t.test(
+  'with CORS_ORIGINS set, a WebSocket upgrade from another origin is refused with 403; listed, same-origin and Origin-less clients connect',
+  async (t) => {
+    const app = await build(t, { env: { CORS_ORIGINS: APP_ORIGIN } })
+    await app.listen({ host: '127.0.0.1', port: 0 })
+    const host = `127.0.0.1:${(app.server.address() as AddressInfo).port}`
+    const url = `ws://${host}/graphql`
+    const refused = await upgrade(url, OTHER_ORIGIN)
+    t.equal(refused.status, 403, 'another origin: 403')
+    const body = JSON.parse(refused.body) as { errors: Array<{ message: string; extensions: { code: string } }> }
+    t.equal(body.errors[0]?.extensions.code, 'FORBIDDEN', 'with the GraphQL error code')
+    t.match(body.errors[0]?.message, /origin https:\/\/evil\.example\.net/, 'naming the origin')
+    t.equal((await upgrade(url, APP_ORIGIN)).status, 101, 'a listed origin connects')
+    t.equal((await upgrade(url, `http://${host}`)).status, 101, "the service's own origin (GraphiQL) connects")
+    t.equal((await upgrade(url, undefined)).status, 101, 'a client that sends no Origin (no browser) connects')
+
+    // And a connection from a listed origin works end to end: connection_init is acknowledged.
+    const socket = new WebSocket(url, 'graphql-transport-ws', { origin: APP_ORIGIN })
+    t.teardown(() => socket.terminate())
+    await once(socket, 'open')
+    socket.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: `Bearer ${tokenFor(2)}` } }))
+    const [ack] = await once(socket, 'message')
+    t.equal(JSON.parse(String(ack)).type, 'connection_ack')
+  },
+)
+
+t.test('without CORS_ORIGINS, or with *, a WebSocket upgrade from any origin connects (as before)', async (t) => {
+  const envs: Array<Record<string, string>> = [{}, { CORS_ORIGINS: '*' }]
+  for (const env of envs) {
+    const app = await build(t, { env })
+    await app.listen({ host: '127.0.0.1', port: 0 })
+    const url = `ws://127.0.0.1:${(app.server.address() as AddressInfo).port}/graphql`
+    t.equal((await upgrade(url, OTHER_ORIGIN)).status, 101, `CORS_ORIGINS=${env.CORS_ORIGINS ?? '(unset)'}: any origin connects`)
+  }
 })
