@@ -78,6 +78,11 @@ export function requireIfMatch(request: FastifyRequest, currentEtag: string): vo
 /** Adds a field to Vary, keeping what is there (CORS already varies on Origin). */
 function addVary(reply: FastifyReply, field: string): void {
   const current = reply.getHeader('vary')
+  // The usual case (CORS off): nothing to merge with.
+  if (current === undefined) {
+    reply.header('vary', field)
+    return
+  }
   const fields = String(current ?? '')
     .split(',')
     .map((part) => part.trim())

@@ -78,8 +78,10 @@ export default fp<RateLimitOptions>(
     app.decorate('countRequest', countRequest)
     // App-wide, so that the not-found handler counts too (an unknown route is no free request), after
     // the hooks registered before this plugin: auth, which names the caller, and the request's cost.
-    app.addHook('onRequest', async (request, reply) => {
-      if (request.routeOptions.config.rateLimit !== false) await countRequest(request, reply)
+    // Callback-style (issue 25): one promise per request, the count's own, not a second for the hook.
+    app.addHook('onRequest', (request, reply, done) => {
+      if (request.routeOptions.config.rateLimit === false) return done()
+      countRequest(request, reply).then(() => done(), done)
     })
   },
   { name: 'rate-limit', dependencies: ['auth', 'redis'] },

@@ -104,9 +104,11 @@ export default fp(
       request.cost = { statements: 0, dbMs: 0 }
       current.run(request.cost, done)
     })
-    // …and entered again before the handler: reading a body resumes in the stream's own context.
+    // …and entered again before the handler when reading a body resumed in the stream's own
+    // context (a request without a body is still inside it: nothing to enter, issue 25).
     app.addHook('preHandler', (request, _reply, done) => {
-      current.run(request.cost, done)
+      if (current.getStore() === request.cost) done()
+      else current.run(request.cost, done)
     })
 
     // Callback-style (no promise per request, issue 13).

@@ -2,6 +2,7 @@
 import { sql, type Transaction } from 'kysely'
 import type { Database, IdempotencyKeyRow } from '../schema.ts'
 import type { Executor } from '../transaction.ts'
+import { compiledStatement } from '../compiled-statement.ts'
 
 /** What a key holds when a request claims it: its stored outcome, if a live one exists. */
 export type KeyClaim =
@@ -14,10 +15,16 @@ export type KeyClaim =
  * Unlocked means another request with the same key is running right now; the lock ends with the
  * transaction. Callers are digits, so `caller:key` is unambiguous.
  */
+const claim = compiledStatement<{
+  locked: boolean
+  request_hash: string | null
+  status: number | null
+  location: string | null
+  body: unknown
+}>('select * from idempotency_claim($1, $2)')
+
 export async function claimKey(trx: Transaction<Database>, caller: string, key: string): Promise<KeyClaim> {
-  const result = await sql<{ locked: boolean; request_hash: string | null; status: number | null; location: string | null; body: unknown }>`
-    select * from idempotency_claim(${caller}, ${key})`.execute(trx)
-  const row = result.rows[0]
+  const [row] = await claim(trx, [caller, key])
   if (!row?.locked) return { locked: false }
   if (row.request_hash === null || row.status === null) return { locked: true, stored: undefined }
   return { locked: true, stored: { request_hash: row.request_hash, status: row.status, location: row.location, body: row.body } }
@@ -33,30 +40,23 @@ export interface StoredOutcome {
   ttlSeconds: number
 }
 
-/** Stores an outcome, replacing an expired one under the same key. */
+/** Stores an outcome, replacing an expired one under the same key; its text written once (a write's hot path). */
+const outcomeUpsert = compiledStatement<never>(`
+  insert into idempotency_keys (caller, key, request_hash, status, location, body, expires_at)
+  values ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7))
+  on conflict (caller, key) do update set request_hash = excluded.request_hash, status = excluded.status,
+    location = excluded.location, body = excluded.body, expires_at = excluded.expires_at`)
+
 export async function storeOutcome(trx: Transaction<Database>, outcome: StoredOutcome): Promise<void> {
-  const values = {
-    caller: outcome.caller,
-    key: outcome.key,
-    request_hash: outcome.requestHash,
-    status: outcome.status,
-    location: outcome.location,
-    body: JSON.stringify(outcome.body ?? null),
-    expires_at: sql<Date>`now() + make_interval(secs => ${outcome.ttlSeconds})`,
-  }
-  await trx
-    .insertInto('idempotency_keys')
-    .values(values)
-    .onConflict((conflict) =>
-      conflict.columns(['caller', 'key']).doUpdateSet({
-        request_hash: values.request_hash,
-        status: values.status,
-        location: values.location,
-        body: values.body,
-        expires_at: values.expires_at,
-      }),
-    )
-    .execute()
+  await outcomeUpsert(trx, [
+    outcome.caller,
+    outcome.key,
+    outcome.requestHash,
+    outcome.status,
+    outcome.location,
+    JSON.stringify(outcome.body ?? null),
+    outcome.ttlSeconds,
+  ])
 }
 
 export async function deleteExpiredOutcomes(db: Executor): Promise<number> {

@@ -1,13 +1,13 @@
 /** All SQL for orders and their items. Plain functions taking the database or a transaction first. */
 import { type RawBuilder, sql } from 'kysely'
-import { jsonArrayFrom } from 'kysely/helpers/postgres'
 import type { OrderItemRow, OrderRow } from '../../db/schema.ts'
 import type { OrderItem, OrderStatus } from '../../contract-types.ts'
-import { afterPosition, keysetPage, orderColumns } from '../../db/keyset.ts'
+import { afterPosition, orderColumns } from '../../db/keyset.ts'
 import type { Executor } from '../../db/transaction.ts'
 import { nextUpdatedAt } from '../../db/updated-at.ts'
 import type { PricedItem } from './order-pricing.ts'
 import { anyInteger, anyText } from '../../db/any-of.ts'
+import { compiledStatement } from '../../db/compiled-statement.ts'
 import { isoTimestamp } from '../../db/iso-timestamp.ts'
 import { type UserRelations, type UserWithRelatedRow, userWithRelatedOf } from '../users/users.repository.ts'
 
@@ -30,31 +30,18 @@ export async function findOrder(db: Executor, id: number, options: { lock?: bool
   return query.executeTakeFirst()
 }
 
-/** An item as the order statements aggregate it: its position says where it stands in the order. */
-type AggregatedItem = OrderItem & { position: number }
-
-/** An order row with its items as the API shows them, in stored sequence, read in the same statement. */
-export type OrderWithItemsRow = OrderRow & { items: OrderItem[] }
-
 /**
- * The items of the outer `orders` row as a JSON array, built in PostgreSQL (a correlated subquery,
- * an index range scan on order_items' primary key per order), so an order and its items cost one
- * round trip instead of two. The array is put in stored order here rather than with an ordered
- * aggregate, which would add a sort step per order to the plan.
+ * GET /orders/{id}'s statement, compiled once (when the service is built): its text never changes,
+ * only the id is bound per request, so no query is built or compiled per read (issue 25, item 4).
+ * The row is the order as the API shows it, timestamps formatted and items aggregated by
+ * PostgreSQL, with nothing left to do in JavaScript but rename the two timestamps.
  */
-const itemsOfOrder: RawBuilder<AggregatedItem[]> = sql<AggregatedItem[]>`(
-  select coalesce(json_agg(json_build_object('sku', i.sku, 'qty', i.qty, 'unit_price', i.unit_price, 'position', i.position)), '[]'::json)
-  from order_items as i where i.order_id = orders.id)`
-
-function inStoredOrder<Row extends { items: AggregatedItem[] }>(row: Row): Row {
-  row.items.sort((a, b) => a.position - b.position)
-  return row
-}
-
-/** One order with its items, in one statement (GET /orders/{id}). */
-export async function findOrderWithItems(db: Executor, id: number): Promise<OrderWithItemsRow | undefined> {
-  const row = await db.selectFrom('orders').selectAll().select(itemsOfOrder.as('items')).where('id', '=', id).executeTakeFirst()
-  return row && inStoredOrder(row)
+export function compileFindOrderRecord(db: Executor): (executor: Executor, id: number) => Promise<OrderWithRelatedRow | undefined> {
+  const { columns } = orderWithRelated({})
+  const compiled = sql`select ${columns} from orders where orders.id = ${0}`.compile(db)
+  if (compiled.parameters.length !== 1) throw new Error('the order statement must take its id as its only parameter')
+  const statement = compiledStatement<OrderWithRelatedRow>(compiled.sql)
+  return async (executor, id) => (await statement(executor, [id]))[0]
 }
 
 /** Orders with their items by id (GraphQL's `nodes`), in one statement; a missing id has no row. */
@@ -77,26 +64,27 @@ export async function findItemsOfOrders(db: Executor, orderIds: readonly number[
 }
 
 /**
- * One keyset page of orders with their items (limit + 1 rows), in one statement. With
- * `withTotal`, every row also carries the number of orders matching the filter over all pages
- * (an uncorrelated subquery: PostgreSQL runs it once per statement, not per row); a page with no
- * rows carries no total, so the caller counts on its own then.
+ * One keyset page of orders as the API shows them (limit + 1 rows), in one statement: the same
+ * columns as a plan's orders without relations. With `withTotal`, every row also carries the
+ * number of orders matching the filter over all pages (an uncorrelated subquery: PostgreSQL runs
+ * it once per statement, not per row); a page with no rows carries no total, so the caller counts
+ * on its own then.
  */
 export async function findOrderPageWithItems(
   db: Executor,
   query: OrderPageQuery,
   options: { withTotal: boolean },
-): Promise<Array<OrderWithItemsRow & { matching_total?: number | string | bigint }>> {
-  const filtered = db
-    .selectFrom('orders')
-    .selectAll()
-    .select(itemsOfOrder.as('items'))
-    // Not named `total`: that is an order's column, and ORDER BY total must keep meaning it.
-    .$if(options.withTotal, (qb) => qb.select(countMatching(query).as('matching_total')))
-    .$if(query.userId !== undefined, (qb) => qb.where('user_id', '=', query.userId!))
-    .$if(query.status !== undefined, (qb) => qb.where('status', '=', query.status!))
-  const rows = await keysetPage(filtered, query).execute()
-  return rows.map(inStoredOrder)
+): Promise<Array<OrderWithRelatedRow & { matching_total?: number | string | bigint }>> {
+  const { columns } = orderWithRelated({})
+  const conditions = filterConditions(query, 'orders')
+  if (query.after) conditions.push(afterPosition(query.sort, query.after))
+  const order = orderColumns(query.sort).map(([column, direction]) => sql`${sql.ref(`orders.${column}`)} ${sql.raw(direction)}`)
+  // Not named `total`: that is an order's column, and ORDER BY total must keep meaning it.
+  const total = options.withTotal ? sql`, ${countMatching(query)} as matching_total` : sql``
+  const result = await sql<OrderWithRelatedRow & { matching_total?: number | string | bigint }>`
+    select ${columns}${total} from orders ${whereAll(conditions)}
+    order by ${sql.join(order)} limit ${query.limit + 1}`.execute(db)
+  return result.rows
 }
 
 /** The conditions of a filter on the orders table named `table`. */
@@ -215,41 +203,50 @@ export async function findProductPrices(db: Executor, skus: readonly string[]): 
  * What creating an order needs to know, in one statement (issue 13): whether its buyer exists and
  * the price of each sku the order names (a sku no product has is absent from the map).
  */
+/**
+ * The buyer check and the catalogue prices in one statement, its text written once (the create's
+ * hot path builds no query). Duplicate skus are read once.
+ */
+const buyerAndPrices = compiledStatement<{ buyer_exists: boolean; prices: Array<{ sku: string; price: number }> }>(
+  `select exists (select from users where id = $1) as buyer_exists,
+  (select coalesce(json_agg(json_build_object('sku', p.sku, 'price', p.price)), '[]'::json)
+   from products as p where p.sku = any($2::text[])) as prices`,
+)
+
 export async function findBuyerAndPrices(
   db: Executor,
   userId: number,
   skus: readonly string[],
 ): Promise<{ buyerExists: boolean; prices: Map<string, number> }> {
-  const row = await db
-    .selectNoFrom((eb) => [
-      eb.exists(eb.selectFrom('users').select('id').where('id', '=', userId)).as('buyer_exists'),
-      jsonArrayFrom(eb.selectFrom('products').select(['sku', 'price']).where('sku', '=', anyText(skus))).as('prices'),
-    ])
-    .executeTakeFirstOrThrow()
-  // Kysely types EXISTS as SqlBool (MySQL answers 0 or 1); PostgreSQL answers a boolean.
-  return { buyerExists: Boolean(row.buyer_exists), prices: new Map(row.prices.map((product) => [product.sku, product.price])) }
+  const [row] = await buyerAndPrices(db, [userId, [...new Set(skus)]])
+  if (!row) throw new Error('the buyer and prices statement returned no row')
+  return { buyerExists: row.buyer_exists, prices: new Map(row.prices.map((product) => [product.sku, product.price])) }
 }
 
 /** A new order and its items in one statement (issue 13); the order's row is returned. */
+/** The order and its items in one statement, its text written once; the items as three arrays. */
+const orderWithItemsInsert = compiledStatement<OrderRow>(`
+  with inserted as (
+    insert into orders (user_id, status, total) values ($1, 'pending', $2) returning *
+  ), inserted_items as (
+    insert into order_items (order_id, position, sku, qty, unit_price)
+    select inserted.id, item.ordinality - 1, item.sku, item.qty, item.unit_price
+    from inserted, unnest($3::text[], $4::int[], $5::int[]) with ordinality as item(sku, qty, unit_price, ordinality)
+  )
+  select * from inserted`)
+
 export async function insertOrderWithItems(
   db: Executor,
   order: { userId: number; total: number },
   items: readonly PricedItem[],
 ): Promise<OrderRow> {
-  const result = await sql<OrderRow>`
-    with inserted as (
-      insert into orders (user_id, status, total) values (${order.userId}, 'pending', ${order.total}) returning *
-    ), inserted_items as (
-      insert into order_items (order_id, position, sku, qty, unit_price)
-      select inserted.id, item.ordinality - 1, item.sku, item.qty, item.unit_price
-      from inserted, unnest(
-        ${sql.val(items.map((item) => item.sku))}::text[],
-        ${sql.val(items.map((item) => item.qty))}::int[],
-        ${sql.val(items.map((item) => item.unit_price))}::int[]
-      ) with ordinality as item(sku, qty, unit_price, ordinality)
-    )
-    select * from inserted`.execute(db)
-  const row = result.rows[0]
+  const [row] = await orderWithItemsInsert(db, [
+    order.userId,
+    order.total,
+    items.map((item) => item.sku),
+    items.map((item) => item.qty),
+    items.map((item) => item.unit_price),
+  ])
   if (!row) throw new Error('inserting an order returned no row')
   return row
 }

@@ -89,9 +89,9 @@ export function toOrder(row: OrderRow, items: ReadonlyArray<Pick<OrderItemRow, '
   }
 }
 
-/** An order as read with its relations; the owner only as far as the caller may read it. */
-function toOrderWithRelated(caller: Caller, row: repository.OrderWithRelatedRow, relations: repository.OrderRelations): OrderWithRelated {
-  const order: OrderWithRelated = {
+/** An order as a statement built it (items and timestamps already in the API's form). */
+function orderOfRow(row: repository.OrderWithRelatedRow): Order {
+  return {
     id: row.id,
     status: row.status,
     total: row.total,
@@ -100,6 +100,11 @@ function toOrderWithRelated(caller: Caller, row: repository.OrderWithRelatedRow,
     created_at: row.created,
     updated_at: row.updated,
   }
+}
+
+/** An order as read with its relations; the owner only as far as the caller may read it. */
+function toOrderWithRelated(caller: Caller, row: repository.OrderWithRelatedRow, relations: repository.OrderRelations): OrderWithRelated {
+  const order: OrderWithRelated = orderOfRow(row)
   if (relations.user) {
     const user = toUserWithRelated(row)
     order.related = { user: user && mayReadUser(caller, user.id) ? user : null }
@@ -108,6 +113,7 @@ function toOrderWithRelated(caller: Caller, row: repository.OrderWithRelatedRow,
 }
 
 export function createOrdersService({ db, cursors, commands }: Pick<ServiceDependencies, 'db' | 'cursors' | 'commands'>) {
+  const findOrderRecord = repository.compileFindOrderRecord(db)
   /** Rows to API orders, with every order's items fetched in one statement. */
   async function withItems(executor: Executor, rows: readonly OrderRow[]): Promise<Order[]> {
     const items = await repository.findItemsOfOrders(
@@ -188,13 +194,14 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
       { withTotal: needs.total },
     )
     const page = cutPage(
-      rows,
+      rows.map(orderOfRow),
       query.limit,
-      (row) => cursors.encode({ list, sort: position.sort, filter: position.filter, key: [sortKeyOf(row, position.sortBy.field), row.id] }),
+      (order) =>
+        cursors.encode({ list, sort: position.sort, filter: position.filter, key: [sortKeyOf(order, position.sortBy.field), order.id] }),
       { everyCursor: needs.everyCursor },
     )
     return {
-      data: page.rows.map((row) => toOrder(row, row.items)),
+      data: page.rows,
       // A list that shows no total (envelope B, GraphQL) carries the page's length, as elsewhere.
       total: needs.total ? await totalOf(rows, position.after, filter) : page.rows.length,
       nextCursor: page.nextCursor,
@@ -221,11 +228,11 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
 
     async get(caller: Caller, id: number): Promise<Order> {
       requireScope(caller, 'orders:read')
-      // The order and its items in one statement.
-      const row = await repository.findOrderWithItems(db, id)
+      // The order and its items in one statement, compiled once.
+      const row = await findOrderRecord(db, id)
       if (!row) throw notFound(`Order ${id}`)
       requireOwnerOrAdmin(caller, row.user_id, 'order')
-      return toOrder(row, row.items)
+      return orderOfRow(row)
     },
 
     /**
