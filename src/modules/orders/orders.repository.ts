@@ -44,11 +44,12 @@ export function compileFindOrderRecord(db: Executor): (executor: Executor, id: n
   return async (executor, id) => (await statement(executor, [id]))[0]
 }
 
-/** Orders with their items by id (GraphQL's `nodes`), in one statement; a missing id has no row. */
-export async function findOrdersWithItemsByIds(db: Executor, ids: readonly number[]): Promise<OrderWithItemsRow[]> {
+/** Orders as the API shows them by id (GraphQL's `nodes`), in one statement; a missing id has no row. */
+export async function findOrderRecordsByIds(db: Executor, ids: readonly number[]): Promise<OrderWithRelatedRow[]> {
   if (ids.length === 0) return []
-  const rows = await db.selectFrom('orders').selectAll().select(itemsOfOrder.as('items')).where('id', '=', anyInteger(ids)).execute()
-  return rows.map(inStoredOrder)
+  const { columns } = orderWithRelated({})
+  const result = await sql<OrderWithRelatedRow>`select ${columns} from orders where orders.id = ${anyInteger(ids)}`.execute(db)
+  return result.rows
 }
 
 /** The items of many orders in one statement, in each order's stored sequence. */

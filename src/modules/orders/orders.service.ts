@@ -247,11 +247,11 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
         if (error instanceof ApiError) return new Map(ids.map((id) => [id, error]))
         throw error
       }
-      const rows = await repository.findOrdersWithItemsByIds(db, ids)
+      const rows = await repository.findOrderRecordsByIds(db, ids)
       return new Map(
         rows.map((row) => [
           row.id,
-          isOwnerOrAdmin(caller, row.user_id) ? toOrder(row, row.items) : forbidden("You may not access another user's order."),
+          isOwnerOrAdmin(caller, row.user_id) ? orderOfRow(row) : forbidden("You may not access another user's order."),
         ]),
       )
     },
