@@ -76,7 +76,10 @@ export const PEER_ANSWERS = {
       // Its relation sorts and limits but has no `last`: the newest 10, newest first, reversed here.
       asService: (json) => {
         const user = field(field(json, 'data'), 'getUserById')
-        const orders = list(field(user, 'orders')).map((order) => ({ id: orderId(field(order, 'id')), total: Number(field(order, 'total')) }))
+        const orders = list(field(user, 'orders')).map((order) => ({
+          id: orderId(field(order, 'id')),
+          total: Number(field(order, 'total')),
+        }))
         return serviceUser(user, 'company', orders.reverse())
       },
       serviceView: (json) => without(json, 'items'),

@@ -147,6 +147,11 @@ t.test('every GraphQL ID argument of Query and Mutation is BAD_USER_INPUT when n
     payload: { query: GRAPHQL_CASES['Query.user.id'], variables: { id: '3' } },
   })
   t.same(canonical.json().data, { user: { id: toGlobalId('User', 3) } }, 'a canonical id is read as written')
-  const articles = await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query: '{ article(id: 1) { databaseId } }' } })
+  const articles = await app.inject({
+    method: 'POST',
+    url: '/graphql',
+    headers: admin,
+    payload: { query: '{ article(id: 1) { databaseId } }' },
+  })
   t.same(articles.json().data, { article: { databaseId: 1 } }, 'article 1 survived every refused deleteArticle')
 })

@@ -171,7 +171,9 @@ t.test("a peer's GraphQL answer, in its own schema's shape, is the service's dat
 
   const orders = scenario('graphql-orders', true)
   const serviceOrders = sample({
-    data: { orders: [{ id: toGlobalId('Order', 400), user: { name: 'User 40', company: { name: 'Company 4' } }, items: [{ sku: 'SKU-001' }] }] },
+    data: {
+      orders: [{ id: toGlobalId('Order', 400), user: { name: 'User 40', company: { name: 'Company 4' } }, items: [{ sku: 'SKU-001' }] }],
+    },
   })
   const allOrders = {
     nodes: [

@@ -118,7 +118,11 @@ t.test("a connection obeys its list's rules: page-size bounds, authorization, fi
   const forbiddenFilter = await graphql(app, grace, '{ ordersConnection(userId: 3) { edges { node { id } } } }')
   t.equal(forbiddenFilter.errors?.[0]?.extensions?.code, 'FORBIDDEN', 'filtering by user is admin only, like orders')
 
-  const own = await graphql(app, grace, '{ ordersConnection(first: 100) { edges { node { id user { databaseId } } } } orders(first: 100) { id } }')
+  const own = await graphql(
+    app,
+    grace,
+    '{ ordersConnection(first: 100) { edges { node { id user { databaseId } } } } orders(first: 100) { id } }',
+  )
   const edges = (own.data!.ordersConnection as ConnectionPage).edges
   t.ok(
     edges.length > 0 && edges.every((edge) => (edge.node.user as { databaseId: number }).databaseId === 2),

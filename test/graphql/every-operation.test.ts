@@ -29,7 +29,9 @@ t.test('every query field', async (t) => {
   await check('user', '{ user(id: 2) { id name createdAt company { name } cursor } }', (d) =>
     t.equal(d.user.company.name, 'Acme Corporation'),
   )
-  await check('me', '{ me { id databaseId name } }', (d) => t.same(d.me, { id: toGlobalId('User', 2), databaseId: 2, name: 'Grace Hopper' }))
+  await check('me', '{ me { id databaseId name } }', (d) =>
+    t.same(d.me, { id: toGlobalId('User', 2), databaseId: 2, name: 'Grace Hopper' }),
+  )
   await check('users', '{ users(first: 2) { id cursor } }', (d) => t.equal(d.users.length, 2), admin)
   await check(
     'order',
@@ -96,13 +98,21 @@ t.test('every mutation field', async (t) => {
     (d) => t.equal(d.createOrder.total, 8900),
   )
   const id = created.createOrder.id
-  await check('updateOrder', `mutation { updateOrder(id: ${JSON.stringify(id)}, input: { items: [{ sku: "MS-202", qty: 2 }] }) { total } }`, (d) =>
-    t.equal(d.updateOrder.total, 5800),
+  await check(
+    'updateOrder',
+    `mutation { updateOrder(id: ${JSON.stringify(id)}, input: { items: [{ sku: "MS-202", qty: 2 }] }) { total } }`,
+    (d) => t.equal(d.updateOrder.total, 5800),
   )
-  await check('payOrder', `mutation { payOrder(id: ${JSON.stringify(id)}, reason: "card") { status } }`, (d) => t.equal(d.payOrder.status, 'paid'))
-  await check('refundOrder', `mutation { refundOrder(id: ${JSON.stringify(id)}) { status } }`, (d) => t.equal(d.refundOrder.status, 'refunded'))
+  await check('payOrder', `mutation { payOrder(id: ${JSON.stringify(id)}, reason: "card") { status } }`, (d) =>
+    t.equal(d.payOrder.status, 'paid'),
+  )
+  await check('refundOrder', `mutation { refundOrder(id: ${JSON.stringify(id)}) { status } }`, (d) =>
+    t.equal(d.refundOrder.status, 'refunded'),
+  )
   const other = (await gql(app, 'mutation { createOrder(input: { items: [{ sku: "CB-404", qty: 1 }] }) { id } }')).createOrder.id
-  await check('cancelOrder', `mutation { cancelOrder(id: ${JSON.stringify(other)}) { status } }`, (d) => t.equal(d.cancelOrder.status, 'cancelled'))
+  await check('cancelOrder', `mutation { cancelOrder(id: ${JSON.stringify(other)}) { status } }`, (d) =>
+    t.equal(d.cancelOrder.status, 'cancelled'),
+  )
   await check('deleteOrder', `mutation { deleteOrder(id: ${JSON.stringify(other)}) }`, (d) => t.equal(d.deleteOrder, other))
   const article = await check('createArticle', 'mutation { createArticle(input: { title: "T", body: "B" }) { id author { name } } }', (d) =>
     t.equal(d.createArticle.author.name, 'Grace Hopper'),
@@ -111,8 +121,10 @@ t.test('every mutation field', async (t) => {
   await check('updateArticle', `mutation { updateArticle(id: ${JSON.stringify(articleId)}, input: { body: "B2" }) { title body } }`, (d) =>
     t.same(d.updateArticle, { title: 'T', body: 'B2' }),
   )
-  await check('addComment', `mutation { addComment(articleId: ${JSON.stringify(articleId)}, input: { body: "Hi" }) { body article { id } } }`, (d) =>
-    t.equal(d.addComment.article.id, articleId),
+  await check(
+    'addComment',
+    `mutation { addComment(articleId: ${JSON.stringify(articleId)}, input: { body: "Hi" }) { body article { id } } }`,
+    (d) => t.equal(d.addComment.article.id, articleId),
   )
   await check('deleteArticle', `mutation { deleteArticle(id: ${JSON.stringify(articleId)}) }`, (d) => t.equal(d.deleteArticle, articleId))
   await check(

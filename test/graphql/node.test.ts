@@ -77,7 +77,11 @@ t.test('node answers what the type’s own lookup answers, for the owner, anothe
   ]
   for (const [name, caller, field, id] of cases) {
     const own = await run(caller, `query ($id: ID!) { ${field}(id: $id) { id databaseId } }`, { id })
-    const node = await run(caller, 'query ($id: ID!) { node(id: $id) { id ... on Order { databaseId } ... on User { databaseId } ... on Article { databaseId } } }', { id })
+    const node = await run(
+      caller,
+      'query ($id: ID!) { node(id: $id) { id ... on Order { databaseId } ... on User { databaseId } ... on Article { databaseId } } }',
+      { id },
+    )
     t.same(node.body.data?.node, own.body.data?.[field], `${name}: the same data`)
     t.same(
       node.body.errors?.map((e) => e.extensions.code),
@@ -149,7 +153,7 @@ t.test('nodes takes at most 100 ids and costs one record per id; past the cost l
   const ids = (count: number) => Array.from({ length: count }, (_, index) => toGlobalId('Article', index + 1))
   const hundred = await run(alan, 'query ($ids: [ID!]!) { nodes(ids: $ids) { id } }', { ids: ids(100) })
   t.notOk(hundred.body.errors)
-  t.equal((hundred.body.data?.nodes as unknown[]).length, 100)
+  t.equal((hundred.body.data!.nodes as unknown[]).length, 100)
   t.equal(hundred.body.extensions?.cost?.requestedQueryCost, 100 * (1 + 1), '100 × (1 + ⌈0.1⌉)')
   const tooMany = await run(alan, 'query ($ids: [ID!]!) { nodes(ids: $ids) { id } }', { ids: ids(101) })
   t.equal(tooMany.body.data, null)
@@ -157,9 +161,13 @@ t.test('nodes takes at most 100 ids and costs one record per id; past the cost l
   t.equal(tooMany.body.errors?.[0]?.extensions.reason, 'TOO_MANY_IDS')
   t.equal(tooMany.statements.length, 0, 'refused before any statement')
   // 30 × (1 + 100 × (1 + (1 + ⌈0.1⌉))) = 9,030 points: over the 5,000 of one operation.
-  const costly = await run(alan, 'query ($ids: [ID!]!) { nodes(ids: $ids) { ... on Article { comments(first: 100) { author { id } } } } }', {
-    ids: ids(30),
-  })
+  const costly = await run(
+    alan,
+    'query ($ids: [ID!]!) { nodes(ids: $ids) { ... on Article { comments(first: 100) { author { id } } } } }',
+    {
+      ids: ids(30),
+    },
+  )
   t.equal(costly.body.errors?.[0]?.extensions.code, 'COST_LIMIT_EXCEEDED')
   t.equal(costly.statements.length, 0, 'nothing ran')
   const single = await run(alan, 'query ($id: ID!) { node(id: $id) { id } }', { id: toGlobalId('Article', 1) })

@@ -74,7 +74,10 @@ t.test('relay-compiler refuses @refetchable on Order and User against the schema
   const directory = await mkdtemp(join(tmpdir(), 'relay-old-'))
   t.teardown(() => rm(directory, { recursive: true, force: true }))
   // With the fixtures' databaseId added, only what Node brings is missing.
-  const compiled = await compileRelay(directory, `${released}\nextend type User { databaseId: Int! }\nextend type Order { databaseId: Int! }\n`)
+  const compiled = await compileRelay(
+    directory,
+    `${released}\nextend type User { databaseId: Int! }\nextend type Order { databaseId: Int! }\n`,
+  )
   t.not(compiled.status, 0, 'the compiler fails')
   t.match(compiled.output, /@refetchable/, compiled.output)
 })

@@ -69,7 +69,8 @@ export const articleResolvers: Resolvers = {
           }
           return subscribeBounded(ctx, 'comment.added')
         },
-        (payload: { articleId: number }, args: SubscriptionCommentAddedArgs) => payload.articleId === parseId(args.articleId, 'articleId', 'Article'),
+        (payload: { articleId: number }, args: SubscriptionCommentAddedArgs) =>
+          payload.articleId === parseId(args.articleId, 'articleId', 'Article'),
       ),
       resolve: (payload: { comment: Comment }) => payload.comment,
     },

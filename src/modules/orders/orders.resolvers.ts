@@ -162,7 +162,8 @@ export const orderResolvers: Resolvers = {
     orderStatusChanged: {
       subscribe: subscribeTo(
         'order.status_changed',
-        (payload, args: SubscriptionOrderStatusChangedArgs) => args.orderId == null || payload.orderId === parseId(args.orderId, 'orderId', 'Order'),
+        (payload, args: SubscriptionOrderStatusChangedArgs) =>
+          args.orderId == null || payload.orderId === parseId(args.orderId, 'orderId', 'Order'),
         // A non-canonical id (`0x10`) is refused like everywhere else, not matched against nothing.
         (args) => void (args.orderId == null || parseId(args.orderId, 'orderId', 'Order')),
       ),

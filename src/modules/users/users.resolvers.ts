@@ -43,7 +43,10 @@ export const userResolvers: Resolvers = {
         payloadOf(
           ctx.app.services.users.create(
             callerOf(ctx),
-            { name: args.input.name, company_id: args.input.companyId == null ? null : parseId(args.input.companyId, 'input.companyId', 'Company') },
+            {
+              name: args.input.name,
+              company_id: args.input.companyId == null ? null : parseId(args.input.companyId, 'input.companyId', 'Company'),
+            },
             { idempotency: idempotencyClaimOf(ctx, 'createUser', args) },
           ),
         ),
