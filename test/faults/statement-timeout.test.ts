@@ -10,6 +10,7 @@ import { postgresUrl } from '../setup/templates.ts'
 import { freezableRelay } from './freezable-relay.ts'
 import { cloneDatabase, startServer } from './server-process.ts'
 import { lockTable } from './table-lock.ts'
+import { toGlobalId } from '../../src/graphql/global-id.ts'
 
 const SKIP = postgresUrl()
   ? false
@@ -116,7 +117,7 @@ t.test(
     t.equal((await app.inject({ method: 'GET', url: '/api/v1/orders', headers: bearer(2, 'orders:read') })).statusCode, 200)
     const recovered = await graphql('{ me { name } order(id: "1") { id } }')
     t.equal(recovered.statusCode, 200)
-    t.same(recovered.json().data, { me: { name: 'Ada Lovelace' }, order: { id: '1' } })
+    t.same(recovered.json().data, { me: { name: 'Ada Lovelace' }, order: { id: toGlobalId('Order', 1) } })
   },
 )
 

@@ -18,6 +18,7 @@ import { bearer, build, tokenFor } from '../helper.ts'
 import { client, eventually, listening } from '../graphql/subscription-clients.ts'
 import { postgresUrl } from '../setup/templates.ts'
 import { privateClusterUnavailable, startPrivateCluster } from './private-cluster.ts'
+import { toGlobalId } from '../../src/graphql/global-id.ts'
 
 // The cluster is this test's own whatever DATABASE_URL says, so it could run in both of CI's
 // suite runs; it runs in the PostgreSQL one only, as each test spends a few seconds starting its
@@ -69,7 +70,7 @@ async function createOrder(app: FastifyInstance, key: string): Promise<string> {
       headers: { ...bearer(2, 'orders:write'), 'idempotency-key': key },
       payload: { items: [{ sku: 'KB-101', qty: 1 }] },
     })
-    if (response.statusCode === 201) return String(response.json().id)
+    if (response.statusCode === 201) return toGlobalId('Order', response.json().id)
     if (response.statusCode !== 503 || Date.now() > deadline) throw new Error(`creating ${key}: ${response.statusCode} ${response.body}`)
     await new Promise((resolve) => setTimeout(resolve, 50))
   }

@@ -13,7 +13,7 @@ t.test('mutations in one request run serially, in order', async (t) => {
   // refund only succeeds if payment has already run: parallel execution would fail it.
   const response = await gql(
     app,
-    `mutation { pay: payOrder(id: ${created.id}) { status } refund: refundOrder(id: ${created.id}) { status } }`,
+    `mutation { pay: payOrder(id: "${created.id}") { status } refund: refundOrder(id: "${created.id}") { status } }`,
   )
   t.notOk(response.json().errors)
   t.same(response.json().data, { pay: { status: 'paid' }, refund: { status: 'refunded' } })

@@ -153,7 +153,7 @@ t.test('nodes takes at most 100 ids and costs one record per id; past the cost l
   const ids = (count: number) => Array.from({ length: count }, (_, index) => toGlobalId('Article', index + 1))
   const hundred = await run(alan, 'query ($ids: [ID!]!) { nodes(ids: $ids) { id } }', { ids: ids(100) })
   t.notOk(hundred.body.errors)
-  t.equal((hundred.body.data?.nodes as unknown[]).length, 100)
+  t.equal((hundred.body.data!.nodes as unknown[]).length, 100)
   t.equal(hundred.body.extensions?.cost?.requestedQueryCost, 100 * (1 + 1), '100 × (1 + ⌈0.1⌉)')
   const tooMany = await run(alan, 'query ($ids: [ID!]!) { nodes(ids: $ids) { id } }', { ids: ids(101) })
   t.equal(tooMany.body.data, null)

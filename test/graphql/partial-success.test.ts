@@ -9,9 +9,9 @@ import { bearer, build } from '../helper.ts'
 const grace = bearer(2, 'orders:read orders:write articles:write')
 
 const threeMutations = `mutation {
-  first: createOrder(input: { items: [{ sku: "CB-404", qty: 2 }] }) { id total }
+  first: createOrder(input: { items: [{ sku: "CB-404", qty: 2 }] }) { databaseId total }
   second: createOrder(input: { items: [{ sku: "CB-404", qty: 0 }] }) { id }
-  third: createArticle(input: { title: "Kept", body: "The third mutation still ran." }) { id title }
+  third: createArticle(input: { title: "Kept", body: "The third mutation still ran." }) { databaseId title }
 }`
 
 t.test('three mutations, the middle one failing: it is null with its error, the other two keep their data', async (t) => {
@@ -26,7 +26,7 @@ t.test('three mutations, the middle one failing: it is null with its error, the 
     })
     t.equal(response.statusCode, 200, `${accept}: a response with data is 200`)
     const body = response.json() as {
-      data: { first: { id: string; total: number } | null; second: null; third: { id: string; title: string } | null }
+      data: { first: { databaseId: number; total: number } | null; second: null; third: { databaseId: number; title: string } | null }
       errors: Array<{ path: string[]; extensions: { code: string } }>
     }
     t.equal(body.data.first?.total, 2400, `${accept}: the first mutation's order is in data`)
@@ -37,9 +37,17 @@ t.test('three mutations, the middle one failing: it is null with its error, the 
       [[['second'], 'BAD_USER_INPUT']],
     )
     // What data says was created was created, and nothing else.
-    const order = await app.db.selectFrom('orders').select(['id', 'total']).where('id', '=', Number(body.data.first?.id)).executeTakeFirst()
+    const order = await app.db
+      .selectFrom('orders')
+      .select(['id', 'total'])
+      .where('id', '=', Number(body.data.first?.databaseId))
+      .executeTakeFirst()
     t.equal(order?.total, 2400)
-    const article = await app.db.selectFrom('articles').select('title').where('id', '=', Number(body.data.third?.id)).executeTakeFirst()
+    const article = await app.db
+      .selectFrom('articles')
+      .select('title')
+      .where('id', '=', Number(body.data.third?.databaseId))
+      .executeTakeFirst()
     t.equal(article?.title, 'Kept')
   }
   const ordersAfter = await app.db.selectFrom('orders').select('id').execute()

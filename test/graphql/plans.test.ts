@@ -8,6 +8,7 @@ import t, { type Test } from 'tap'
 import { sql } from 'kysely'
 import type { FastifyInstance } from 'fastify'
 import { bearer, build } from '../helper.ts'
+import { toGlobalId } from '../../src/graphql/global-id.ts'
 
 const admin = bearer(1, 'admin')
 const grace = bearer(2, 'orders:read')
@@ -73,7 +74,7 @@ t.test('the bench shapes: orders → user → company with items in one statemen
     t.equal(statements.length, 1, `ordersConnection(first: ${first}) with user, company and items: one statement`)
   }
 
-  const scenario = '{ user(id: "2") { name company { name } orders(last: 10) { id total items { sku qty } } } }'
+  const scenario = '{ user(id: "2") { name company { name } orders(last: 10) { databaseId total items { sku qty } } } }'
   const owned = await run(grace, scenario)
   t.notOk(owned.body.errors)
   t.same(owned.body.data, {
@@ -81,10 +82,10 @@ t.test('the bench shapes: orders → user → company with items in one statemen
       name: 'Grace Hopper',
       company: { name: 'Acme Corporation' },
       orders: [
-        { id: '1', total: 27900, items: [{ sku: 'MN-303', qty: 1 }] },
-        { id: '2', total: 6900, items: [{ sku: 'WC-606', qty: 1 }] },
+        { databaseId: 1, total: 27900, items: [{ sku: 'MN-303', qty: 1 }] },
+        { databaseId: 2, total: 6900, items: [{ sku: 'WC-606', qty: 1 }] },
         {
-          id: '3',
+          databaseId: 3,
           total: 11300,
           items: [
             { sku: 'KB-101', qty: 1 },
@@ -151,16 +152,19 @@ t.test(
 
 /** The selection both paths answer: every field of an order, its items and its owner. */
 const FRAGMENTS = `
-  fragment U on User { id name createdAt company @include(if: $company) { id name } }
-  fragment O on Order { id status total createdAt updatedAt items { sku qty unitPrice } user @include(if: $owner) { ...U } }`
+  fragment U on User { id databaseId name createdAt company @include(if: $company) { id name } }
+  fragment O on Order { id databaseId status total createdAt updatedAt items { sku qty unitPrice } user @include(if: $owner) { ...U } }`
 
 t.test(
   'what a plan read is what the loaders give: the same JSON for the owner and an admin, with and without the optional fields',
   async (t) => {
     const { run } = await setup(t, { GRAPHQL_MAX_COST: '100000', GRAPHQL_COST_BUCKET: '10000000' })
-    const everyOrder = await run(admin, '{ orders(first: 100) { id user { id } } }')
+    const everyOrder = await run(admin, '{ orders(first: 100) { databaseId user { databaseId } } }')
     const orderOf = new Map(
-      (everyOrder.body.data!.orders as Array<{ id: string; user: { id: string } }>).map((order) => [Number(order.user.id), order.id]),
+      (everyOrder.body.data!.orders as Array<{ databaseId: number; user: { databaseId: number } }>).map((order) => [
+        order.user.databaseId,
+        order.databaseId,
+      ]),
     )
     for (const [who, headers, users] of [
       ['the owner', grace, [2]],
@@ -185,14 +189,14 @@ t.test(
         )
         t.notOk(planned.body.errors, `${label}: ${JSON.stringify(planned.body.errors)}`)
         const data = planned.body.data!
-        const orders = data.orders as Array<{ id: string }>
+        const orders = data.orders as Array<{ databaseId: number }>
         t.ok(orders.length >= 3, `${label}: several orders`)
         // Loaded: the same orders one by one (Query.order plans nothing), owners through Order.user's
         // loader and companies through User.company's.
         const loaded = await run(
           headers,
           `query($owner: Boolean!, $company: Boolean!) {
-          ${orders.map((order) => `o${order.id}: order(id: ${order.id}) { ...O }`).join(' ')}
+          ${orders.map((order) => `o${order.databaseId}: order(id: ${order.databaseId}) { ...O }`).join(' ')}
           ${users.map((id) => `u${id}: order(id: ${orderOf.get(id)}) { user { ...U } }`).join(' ')}
         } ${FRAGMENTS}`,
           variables,
@@ -201,7 +205,7 @@ t.test(
         const byId = loaded.body.data!
         t.same(
           orders,
-          orders.map((order) => byId[`o${order.id}`]),
+          orders.map((order) => byId[`o${order.databaseId}`]),
           `${label}: orders`,
         )
         t.same(
@@ -210,11 +214,11 @@ t.test(
           `${label}: ordersConnection`,
         )
         for (const id of users) {
-          const { orders: recent, ...user } = data[`u${id}`] as { orders: Array<{ id: string }> }
+          const { orders: recent, ...user } = data[`u${id}`] as { orders: Array<{ databaseId: number }> }
           t.same(user, (byId[`u${id}`] as { user: unknown }).user, `${label}: user ${id}`)
           t.same(
             recent,
-            recent.map((order) => byId[`o${order.id}`]),
+            recent.map((order) => byId[`o${order.databaseId}`]),
             `${label}: user ${id}'s orders`,
           )
         }
@@ -251,7 +255,7 @@ t.test('a plan authorizes as the services do: the owner reads only its own, a mi
     ...(own.body.data!.orders as Array<{ user: { id: string } }>).map((order) => order.user.id),
     ...(own.body.data!.ordersConnection as { edges: Array<{ node: { user: { id: string } } }> }).edges.map((edge) => edge.node.user.id),
   ]
-  t.same([...new Set(owners)], ['2'], "only grace's orders, each with grace as its user")
+  t.same([...new Set(owners)], [toGlobalId('User', 2)], "only grace's orders, each with grace as its user")
 
   const other = await run(grace, '{ user(id: 3) { name company { name } } }')
   t.equal(other.body.errors?.[0]?.extensions.code, 'FORBIDDEN', "another user's record is FORBIDDEN")

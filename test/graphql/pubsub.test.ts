@@ -11,6 +11,7 @@ import { runInNewContext } from 'node:vm'
 import { build, tokenFor } from '../helper.ts'
 import { SLOW_SUBSCRIBER_CLOSE_CODE, type BoundedPubSub } from '../../src/graphql/pubsub.ts'
 import { eventually, listening, rawConnection } from './subscription-clients.ts'
+import { toGlobalId } from '../../src/graphql/global-id.ts'
 
 setFlagsFromString('--expose-gc')
 const collectGarbage = runInNewContext('gc') as () => void
@@ -74,7 +75,7 @@ t.test('a subscriber that stops reading is disconnected with 1013 once its queue
   t.ok(delivered.length > 0 && delivered.length < published, `${delivered.length} of ${published} events reached it before it fell behind`)
   t.same(
     delivered.map((m) => (m.payload as { data: { orderCreated: { id: string } } }).data.orderCreated.id),
-    delivered.map((_, index) => String(index + 1)),
+    delivered.map((_, index) => toGlobalId('Order', index + 1)),
     'what it did receive is a gap-free prefix, in order',
   )
 })

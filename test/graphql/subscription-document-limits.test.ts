@@ -8,6 +8,7 @@ import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { bearer, build, tokenFor } from '../helper.ts'
 import { eventually, listening, rawConnection, type RawConnection } from './subscription-clients.ts'
+import { toGlobalId } from '../../src/graphql/global-id.ts'
 
 async function createOrder(app: FastifyInstance): Promise<string> {
   const response = await app.inject({
@@ -16,7 +17,7 @@ async function createOrder(app: FastifyInstance): Promise<string> {
     headers: bearer(1, 'admin'),
     payload: { items: [{ sku: 'KB-101', qty: 1 }] },
   })
-  return String(response.json().id)
+  return toGlobalId('Order', response.json().id)
 }
 
 /** The server's `error` on operation `id`, or undefined when it answered otherwise (or not in time). */

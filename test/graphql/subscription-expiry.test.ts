@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import { bearer, build, tokenFor } from '../helper.ts'
 import type { BoundedPubSub } from '../../src/graphql/pubsub.ts'
 import { client, eventually, listening, rawConnection, type RawConnection } from './subscription-clients.ts'
+import { toGlobalId } from '../../src/graphql/global-id.ts'
 
 const ORDER_CREATED = 'subscription { orderCreated { id } }'
 
@@ -19,7 +20,7 @@ async function createOrder(app: FastifyInstance): Promise<string> {
     headers: bearer(2, 'orders:write'),
     payload: { items: [{ sku: 'KB-101', qty: 1 }] },
   })
-  return String(response.json().id)
+  return toGlobalId('Order', response.json().id)
 }
 
 const received = (connection: RawConnection, orderId: string) =>

@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify'
 import { bearer, build, tokenFor } from '../helper.ts'
 import type { BoundedPubSub } from '../../src/graphql/pubsub.ts'
 import { eventually, listening, rawConnection, type RawConnection } from './subscription-clients.ts'
+import { toGlobalId } from '../../src/graphql/global-id.ts'
 
 setFlagsFromString('--expose-gc')
 const collectGarbage = runInNewContext('gc') as () => void
@@ -27,7 +28,7 @@ async function createOrder(app: FastifyInstance): Promise<string> {
     headers: bearer(2, 'orders:write'),
     payload: { items: [{ sku: 'KB-101', qty: 1 }] },
   })
-  return String(response.json().id)
+  return toGlobalId('Order', response.json().id)
 }
 
 /** Ids of the operations that received the `next` of order `orderId`. */

@@ -14,6 +14,7 @@ import { REDIS_EVENTS_CHANNEL } from '../../src/events/redis-wakeups.ts'
 import { bearer, build, createTestDatabase, reachableRedis, TEST_JWT_SECRET, tokenFor } from '../helper.ts'
 import { postgresUrl } from '../setup/templates.ts'
 import { client, listening } from './subscription-clients.ts'
+import { toGlobalId } from '../../src/graphql/global-id.ts'
 
 type Test = Parameters<typeof build>[0]
 
@@ -79,7 +80,7 @@ t.test('a subscriber on instance A receives, in commit order and once each, the 
       headers: bearer(2, 'orders:write'),
       payload: { items: [{ sku: 'CB-404', qty: 1 + (i % 5) }] },
     })
-    created.push(String(response.json().id))
+    created.push(toGlobalId('Order', response.json().id))
   }
   const events = await watcher.done
   t.same(watcher.errors, [])
@@ -265,7 +266,7 @@ t.test('with Redis, events fan out through Redis pub/sub: every event once, in o
       headers: bearer(2, 'orders:write'),
       payload: { items: [{ sku: 'CB-404', qty: 1 }] },
     })
-    created.push(String(response.json().id))
+    created.push(toGlobalId('Order', response.json().id))
   }
   const events = await watcher.done
   t.same(

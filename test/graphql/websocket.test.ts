@@ -6,6 +6,7 @@ import t from 'tap'
 import { bearer, build, tokenFor } from '../helper.ts'
 import type { BoundedPubSub } from '../../src/graphql/pubsub.ts'
 import { client, eventually, listening, rawConnection } from './subscription-clients.ts'
+import { toGlobalId } from '../../src/graphql/global-id.ts'
 
 const pubsubOf = (app: Awaited<ReturnType<typeof build>>) => app.graphql.pubsub as unknown as BoundedPubSub
 
@@ -54,7 +55,7 @@ t.test('a credential on the upgrade request admits a connection whose connection
     })
   ).json()
   const next = await connection.next('next')
-  t.same(next, { type: 'next', id: '1', payload: { data: { orderCreated: { id: String(order.id) } } } })
+  t.same(next, { type: 'next', id: '1', payload: { data: { orderCreated: { id: toGlobalId('Order', order.id) } } } })
 })
 
 t.test('a connection that sends no connection_init in time is closed 4408', async (t) => {

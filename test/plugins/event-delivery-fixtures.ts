@@ -56,12 +56,13 @@ export async function watchOrders(t: Test, app: FastifyInstance): Promise<OrderW
   const url = await listening(app)
   const ids: string[] = []
   const errors: unknown[] = []
-  client(t, url, tokenFor(1, 'admin')).subscribe<{ orderCreated: { id: string } }>(
-    { query: 'subscription { orderCreated { id } }' },
+  // The REST id of each order (its GraphQL `id` is a global id): what the outbox and REST name it by.
+  client(t, url, tokenFor(1, 'admin')).subscribe<{ orderCreated: { databaseId: number } }>(
+    { query: 'subscription { orderCreated { databaseId } }' },
     {
       next: (value) => {
         if (value.errors) errors.push(...value.errors)
-        else if (value.data) ids.push(value.data.orderCreated.id)
+        else if (value.data) ids.push(String(value.data.orderCreated.databaseId))
       },
       error: (error) => errors.push(error),
       complete: () => {},

@@ -5,6 +5,7 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { bearer, build } from '../../helper.ts'
+import { toGlobalId } from '../../../src/graphql/global-id.ts'
 
 const ada = bearer(1, 'admin')
 const grace = bearer(2, '')
@@ -37,7 +38,7 @@ t.test('users: an admin pages through everyone by id, and both styles return the
   const connection = await graphql(app, ada, '{ usersConnection(first: 3) { edges { node { id } } pageInfo { hasNextPage endCursor } } }')
   t.same(
     connection.data.usersConnection.edges.map((edge: { node: { id: string } }) => edge.node.id),
-    ['1', '2', '3'],
+    [1, 2, 3].map((id) => toGlobalId('User', id)),
   )
   t.equal(connection.data.usersConnection.pageInfo.hasNextPage, true)
   const rest = await app.inject({
@@ -65,7 +66,7 @@ t.test('users: a record is its owner’s and the admins’; whether another id e
   t.equal((await app.inject({ method: 'GET', url: '/api/v1/users/99', headers: ada })).statusCode, 404)
 
   const me = await graphql(app, grace, '{ me { id name company { name } } other: user(id: 3) { id } }')
-  t.same(me.data.me, { id: '2', name: 'Grace Hopper', company: { name: 'Acme Corporation' } })
+  t.same(me.data.me, { id: toGlobalId('User', 2), name: 'Grace Hopper', company: { name: 'Acme Corporation' } })
   t.equal(me.data.other, null)
   t.same(
     me.errors.map((error: { path: string[]; extensions: { code: string } }) => [error.path, error.extensions.code]),
