@@ -2,6 +2,7 @@ import { PGlite } from '@electric-sql/pglite'
 import {
   Kysely,
   Migrator,
+  sql,
   PostgresDialect,
   type LogEvent,
   type PostgresCursor,
@@ -344,16 +345,36 @@ class CheckedOutConnection implements PostgresPoolClient {
   }
 }
 
+/** The transaction-scoped advisory lock one migration run holds (any number; distinct from the app's others). */
+const MIGRATION_LOCK = 7_324_221_001
+
 /**
- * Brings the schema up to date. Kysely's Migrator takes a PostgreSQL advisory lock for the whole
- * run, so several instances starting together migrate once and the others wait.
+ * Brings the schema up to date, in one transaction that first takes an advisory lock held until it
+ * commits: several instances starting together migrate once, the others wait and then find nothing
+ * to do. One transaction also makes it one server session behind a pooler in transaction mode
+ * (PgBouncer): Kysely's own migration lock is session-level (pg_advisory_lock, then unlock), and
+ * taken outside a transaction its lock and unlock could land on different server connections,
+ * leaving the lock held where the next instance's start would wait on it.
  */
 export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } })
-  const { error, results } = await migrator.migrateToLatest()
-  const failed = results?.find((result) => result.status === 'Error')
-  if (error || failed) {
-    const reason = error instanceof Error ? error.message : String(error ?? 'unknown error')
-    throw new Error(`${failed ? `Migration ${failed.migrationName}` : 'Migrating the database'} failed: ${reason}`, { cause: error })
-  }
+  // BEGIN and COMMIT by hand: Kysely's Migrator cannot be given a Transaction, only a connection.
+  await db.connection().execute(async (connection) => {
+    await sql`begin`.execute(connection)
+    try {
+      await sql`select pg_advisory_xact_lock(${MIGRATION_LOCK})`.execute(connection)
+      const migrator = new Migrator({ db: connection, provider: { getMigrations: async () => migrations }, disableTransactions: true })
+      const { error, results } = await migrator.migrateToLatest()
+      const failed = results?.find((result) => result.status === 'Error')
+      if (error || failed) {
+        const reason = error instanceof Error ? error.message : String(error ?? 'unknown error')
+        throw new Error(`${failed ? `Migration ${failed.migrationName}` : 'Migrating the database'} failed: ${reason}`, { cause: error })
+      }
+      await sql`commit`.execute(connection)
+    } catch (error) {
+      // What ran before the failure is undone with it; a rollback that fails too (the connection
+      // is gone) hides nothing, the first error is the one thrown.
+      await sql`rollback`.execute(connection).catch(() => {})
+      throw error
+    }
+  })
 }

@@ -176,7 +176,7 @@ t.test('behind PgBouncer (transaction pooling, default settings)', { skip: SKIP 
     )
     t.match(
       failed.message,
-      /^the server exited before listening \(code 1, signal null\): cannot start: Migrating the database failed: database "[^"]+_missing" does not exist \(08P01\)\n$/,
+      /^the server exited before listening \(code 1, signal null\): cannot start: database "[^"]+_missing" does not exist \(08P01\)\n$/,
       'one line, exit code 1',
     )
   })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, reachableRedis } from '../../helper.ts'
+import { bearer, build, reachableRedis } from '../../helper.ts'
 
 t.test('/healthz answers while the process is alive, without a credential', async (t) => {
   const app = await build(t)
@@ -20,6 +20,21 @@ t.test('/readyz is 200 while the database answers and 503 problem+json once it d
   t.match(down.headers['content-type'], /^application\/problem\+json/)
   t.equal(down.json().code, 'SERVICE_UNAVAILABLE')
   t.notMatch(down.body, /stack|select 1/i, 'no internals leak')
+})
+
+t.test('draining (SIGTERM, SHUTDOWN_DRAIN): /readyz is 503 while requests are still served, each closing its connection', async (t) => {
+  const app = await build(t)
+  const before = await app.inject({ method: 'GET', url: '/healthz' })
+  t.not(before.headers.connection, 'close', 'connections are kept alive before')
+  app.startDraining()
+  const ready = await app.inject({ method: 'GET', url: '/readyz' })
+  t.equal(ready.statusCode, 503)
+  t.match(ready.headers['content-type'], /^application\/problem\+json/)
+  t.equal(ready.json().code, 'SERVICE_UNAVAILABLE')
+  t.equal(ready.headers['retry-after'], '1')
+  const served = await app.inject({ method: 'GET', url: '/api/v1/orders', headers: bearer(2, 'orders:read') })
+  t.equal(served.statusCode, 200, 'a request that still arrives is served')
+  t.equal(served.headers.connection, 'close', 'and closes its connection, so the next goes to another instance')
 })
 
 t.test('health probes are never counted nor refused by the rate limit', async (t) => {
