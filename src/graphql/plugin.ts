@@ -21,7 +21,7 @@ import { createBoundedPubSub, SLOW_SUBSCRIBER_CLOSE_CODE } from './pubsub.ts'
 import { registerSubscriptionTransport } from './websocket.ts'
 import { persistedQueryProvider } from './persisted-queries.ts'
 import { refuseUnstorableText } from './storable-text.ts'
-import { refuseMalformedRequest } from './request-problems.ts'
+import { refuseMalformedRequests } from './request-problems.ts'
 import { addGraphqlRouteHooks } from './route-hooks.ts'
 import { registerGraphiql } from './graphiql.ts'
 import { refuseNonUtf8GraphqlDocuments } from '../http/utf8-bodies.ts'
@@ -83,7 +83,7 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
         // A hook that has sent the answer must not call done.
         if (!refused) done()
       },
-      preValidation: refuseMalformedRequest,
+      preValidation: refuseMalformedRequests(),
       // GraphQL-over-HTTP: a client that asks for the graphql-response media type gets it.
       onSend: (request, reply, payload, done) => {
         if (wantsGraphqlResponse(request.headers.accept)) reply.type(`${GRAPHQL_RESPONSE_MEDIA_TYPE}; charset=utf-8`)
