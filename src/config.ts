@@ -36,6 +36,10 @@ export interface AppConfig {
   rateLimitLegacyHeaders: boolean
   /** Whether this instance relays the event outbox (every instance listens for relayed events). */
   eventsRelay: boolean
+  events: {
+    /** How long the event log keeps an event (decisions §13); a resume point older than that is 410 EVENTS_EXPIRED. */
+    retentionMs: number
+  }
   graphql: {
     maxDepth: number
     maxCost: number
@@ -129,13 +133,13 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(name, `must be true or false, got "${raw}"`)
 }
 
-/** Accepts plain milliseconds or a number with a unit: `60000`, `60s`, `1m`, `1h`. */
+/** Accepts plain milliseconds or a number with a unit: `60000`, `60s`, `1m`, `1h`, `7d`. */
 function duration(env: Env, name: string, fallbackMs: number, minMs = 1000): number {
   const raw = env[name]
   if (raw === undefined || raw === '') return fallbackMs
-  const match = /^(\d+)(ms|s|m|h)?$/.exec(raw.trim())
+  const match = /^(\d+)(ms|s|m|h|d)?$/.exec(raw.trim())
   if (!match) throw new ConfigError(name, `must be a duration such as 60000, 60s or 1m, got "${raw}"`)
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(match[2] ?? 'ms') as 'ms' | 's' | 'm' | 'h']
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(match[2] ?? 'ms') as 'ms' | 's' | 'm' | 'h' | 'd']
   const value = Number(match[1]) * unit
   if (value < minMs) throw new ConfigError(name, minMs === 1000 ? 'must be at least one second' : `must be at least ${minMs} ms`)
   return value
@@ -224,6 +228,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     seed: boolean(env, 'SEED', true),
     logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
     eventsRelay: boolean(env, 'EVENTS_RELAY', true),
+    events: {
+      retentionMs: duration(env, 'EVENTS_RETENTION', 7 * 86_400_000),
+    },
     rateLimit: {
       max: integer(env, 'RATE_LIMIT_MAX', 600, 1, 1_000_000),
       windowMs: duration(env, 'RATE_LIMIT_WINDOW', 60_000),

@@ -7,7 +7,8 @@
  * - delivery (src/events/delivery.ts): publishes relayed events to this instance's GraphQL pubsub;
  * - wake-ups: a NOTIFY on the events channel (src/events/listener.ts; PGlite delivers NOTIFY
  *   in-process), a Redis message (src/events/redis-wakeups.ts), the listener (re)connecting, and
- *   a one-second timer, which also prunes delivered events and expired idempotency outcomes.
+ *   a one-second timer, which also prunes the event log past EVENTS_RETENTION (once a minute, on
+ *   relaying instances) and expired idempotency outcomes.
  *
  * When connections die:
  * - the LISTEN connection: reconnects with backoff and catches up; the timer keeps delivering
@@ -20,7 +21,7 @@
  */
 import fp from 'fastify-plugin'
 import { deleteExpiredOutcomes } from '../db/repositories/idempotency-keys.ts'
-import { deletePublishedEvents, EVENTS_CHANNEL, OUTBOX_CHANNEL } from '../db/repositories/outbox.ts'
+import { EVENTS_CHANNEL, OUTBOX_CHANNEL, pruneEventLog } from '../db/repositories/outbox.ts'
 import { createEventDelivery, type EventDelivery } from '../events/delivery.ts'
 import { createOutboxListener } from '../events/listener.ts'
 import { redisWakeUpPublisher, subscribeToRedisWakeUps } from '../events/redis-wakeups.ts'
@@ -36,7 +37,7 @@ declare module 'fastify' {
   }
 }
 
-export default fp<{ relay: boolean }>(
+export default fp<{ relay: boolean /** EVENTS_RETENTION: how long relayed events stay in the log. */; retentionMs: number }>(
   async function events(app, options) {
     const { url, pglite } = app.database
     // Delivery reads through the same database, but not through app.db's statement log: that log
@@ -96,7 +97,7 @@ export default fp<{ relay: boolean }>(
     let ticks = 0
     const prune = async () => {
       try {
-        await deletePublishedEvents(app.db)
+        await pruneEventLog(app.db, options.retentionMs)
         await deleteExpiredOutcomes(app.db)
       } catch (error) {
         if (!closing) app.log.warn({ err: error }, 'pruning failed; retrying on a later tick')

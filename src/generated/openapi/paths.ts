@@ -346,7 +346,88 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "order.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An order was created
+         * @description The `order.created` event as it is listed by `GET /events`, sent on `GET /events/stream` and posted to webhook endpoints.
+         */
+        post: operations["orderCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.status_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An order changed state
+         * @description The `order.status_changed` event as it is listed by `GET /events`, sent on `GET /events/stream` and posted to webhook endpoints.
+         */
+        post: operations["orderStatusChangedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "article.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An article was published
+         * @description The `article.created` event as it is listed by `GET /events`, sent on `GET /events/stream` and posted to webhook endpoints.
+         */
+        post: operations["articleCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "comment.added": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A comment was added
+         * @description The `comment.added` event as it is listed by `GET /events`, sent on `GET /events/stream` and posted to webhook endpoints.
+         */
+        post: operations["commentAddedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -790,6 +871,139 @@ export interface components {
             /** @description Pass back as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
         };
+        /**
+         * @description An event's id, its position in the event log (decimal, increasing in delivery order). Resume a list, a stream or a subscription after it.
+         * @example 1042
+         */
+        EventId: string;
+        /**
+         * @description What happened. Order events are visible to the order's owner (with orders:read) and to admins; article and comment events to any valid token.
+         * @enum {string}
+         */
+        EventType: "order.created" | "order.status_changed" | "article.created" | "comment.added";
+        /**
+         * @description An order was created; `data` is the order as it was created.
+         * @example {
+         *       "id": "1042",
+         *       "type": "order.created",
+         *       "created_at": "2026-01-05T09:00:00.000Z",
+         *       "data": {
+         *         "id": 8,
+         *         "status": "pending",
+         *         "total": 19000,
+         *         "items": [
+         *           {
+         *             "sku": "KB-101",
+         *             "qty": 2,
+         *             "unit_price": 9500
+         *           }
+         *         ],
+         *         "user_id": 3,
+         *         "created_at": "2026-01-05T09:00:00.000Z",
+         *         "updated_at": "2026-01-05T09:00:00.000Z"
+         *       }
+         *     }
+         */
+        OrderCreatedEvent: {
+            id: components["schemas"]["EventId"];
+            /** @constant */
+            type: "order.created";
+            /**
+             * Format: date-time
+             * @description When the change was committed.
+             */
+            created_at: string;
+            data: components["schemas"]["Order"];
+        };
+        /**
+         * @description An order was paid, cancelled or refunded; `data` is the order in its new state.
+         * @example {
+         *       "id": "1043",
+         *       "type": "order.status_changed",
+         *       "created_at": "2026-01-05T09:05:00.000Z",
+         *       "data": {
+         *         "id": 8,
+         *         "status": "paid",
+         *         "total": 19000,
+         *         "items": [
+         *           {
+         *             "sku": "KB-101",
+         *             "qty": 2,
+         *             "unit_price": 9500
+         *           }
+         *         ],
+         *         "user_id": 3,
+         *         "created_at": "2026-01-05T09:00:00.000Z",
+         *         "updated_at": "2026-01-05T09:05:00.000Z"
+         *       }
+         *     }
+         */
+        OrderStatusChangedEvent: {
+            id: components["schemas"]["EventId"];
+            /** @constant */
+            type: "order.status_changed";
+            /**
+             * Format: date-time
+             * @description When the change was committed.
+             */
+            created_at: string;
+            data: components["schemas"]["Order"];
+        };
+        /**
+         * @description An article was published; `data` is the article as it was created.
+         * @example {
+         *       "id": "1044",
+         *       "type": "article.created",
+         *       "created_at": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "id": 4,
+         *         "title": "Designing idempotent APIs",
+         *         "body": "Retries are a fact of life.",
+         *         "author_id": 1,
+         *         "created_at": "2026-11-22T10:00:00.000Z",
+         *         "updated_at": "2026-11-22T10:00:00.000Z"
+         *       }
+         *     }
+         */
+        ArticleCreatedEvent: {
+            id: components["schemas"]["EventId"];
+            /** @constant */
+            type: "article.created";
+            /**
+             * Format: date-time
+             * @description When the change was committed.
+             */
+            created_at: string;
+            data: components["schemas"]["Article"];
+        };
+        /**
+         * @description A comment was added to an article; `data` is the comment.
+         * @example {
+         *       "id": "1045",
+         *       "type": "comment.added",
+         *       "created_at": "2026-11-22T10:30:00.000Z",
+         *       "data": {
+         *         "id": 12,
+         *         "article_id": 4,
+         *         "author_id": 2,
+         *         "body": "Retry-After helps too.",
+         *         "created_at": "2026-11-22T10:30:00.000Z"
+         *       }
+         *     }
+         */
+        CommentAddedEvent: {
+            id: components["schemas"]["EventId"];
+            /** @constant */
+            type: "comment.added";
+            /**
+             * Format: date-time
+             * @description When the change was committed.
+             */
+            created_at: string;
+            data: components["schemas"]["Comment"];
+        };
+        /** @description One event of the log, `data` being the record as the REST API returns it; `type` tells which. */
+        Event: components["schemas"]["OrderCreatedEvent"] | components["schemas"]["OrderStatusChangedEvent"] | components["schemas"]["ArticleCreatedEvent"] | components["schemas"]["CommentAddedEvent"];
         /** @description An RFC 9457 problem. */
         Problem: {
             /**
@@ -2626,6 +2840,94 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
+        };
+    };
+    orderCreatedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderStatusChangedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderStatusChangedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    articleCreatedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ArticleCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    commentAddedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CommentAddedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }
