@@ -142,7 +142,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(healthRoutes)
   await app.register(async (api) => registerOperations(api, restHandlers({ app: api, config, served })))
   await app.register(graphqlPlugin, { config, sdl: contracts.graphqlSdl })
-  await app.register(eventsPlugin, { relay: config.eventsRelay, retentionMs: config.events.retentionMs })
+  await app.register(eventsPlugin, { relay: config.eventsRelay, events: config.events })
 
   if (config.jwtSecretIsDefault) {
     app.log.warn('JWT_SECRET is not set: using the public development secret. Never do this in production.')

@@ -39,6 +39,10 @@ export interface AppConfig {
   events: {
     /** How long the event log keeps an event (decisions §13); a resume point older than that is 410 EVENTS_EXPIRED. */
     retentionMs: number
+    /** How often an idle event stream gets a comment line (proxies close silent connections). */
+    streamHeartbeatMs: number
+    /** Open event streams one caller may hold on this instance. */
+    maxStreamsPerCaller: number
   }
   graphql: {
     maxDepth: number
@@ -230,6 +234,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     eventsRelay: boolean(env, 'EVENTS_RELAY', true),
     events: {
       retentionMs: duration(env, 'EVENTS_RETENTION', 7 * 86_400_000),
+      streamHeartbeatMs: duration(env, 'EVENTS_STREAM_HEARTBEAT', 15_000, 10),
+      maxStreamsPerCaller: integer(env, 'EVENTS_STREAM_MAX_PER_CALLER', 10, 1, 10_000),
     },
     rateLimit: {
       max: integer(env, 'RATE_LIMIT_MAX', 600, 1, 1_000_000),

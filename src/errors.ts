@@ -74,6 +74,8 @@ export const errorCatalogue = {
   // client must ask for less (graphql/response-size.ts).
   RESPONSE_TOO_LARGE: { status: 422, graphql: 'RESPONSE_TOO_LARGE', graphqlOnly: true },
   RATE_LIMITED: { status: 429, graphql: 'RATE_LIMITED' },
+  // The caller already holds its most event streams (SSE) on this instance.
+  TOO_MANY_STREAMS: { status: 429, graphql: 'RATE_LIMITED' },
   INTERNAL: { status: 500, graphql: 'INTERNAL_SERVER_ERROR' },
   INTERNAL_SERVER_ERROR: { status: 500, graphql: 'INTERNAL_SERVER_ERROR', graphqlOnly: true },
   SERVICE_UNAVAILABLE: { status: 503, graphql: 'INTERNAL_SERVER_ERROR' },

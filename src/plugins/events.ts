@@ -20,12 +20,15 @@
  * PGlite delivers NOTIFY in-process: nothing to reconnect, and the timer runs the same way.
  */
 import fp from 'fastify-plugin'
+import type { AppConfig } from '../config.ts'
 import { deleteExpiredOutcomes } from '../db/repositories/idempotency-keys.ts'
 import { EVENTS_CHANNEL, OUTBOX_CHANNEL, pruneEventLog } from '../db/repositories/outbox.ts'
 import { createEventDelivery, type EventDelivery } from '../events/delivery.ts'
+import { createEventFeed, type EventFeed } from '../events/event-feed.ts'
 import { createOutboxListener } from '../events/listener.ts'
 import { redisWakeUpPublisher, subscribeToRedisWakeUps } from '../events/redis-wakeups.ts'
 import { createOutboxRelay } from '../events/relay.ts'
+import { createEventStreams, type EventStreams } from '../modules/events/event-streams.ts'
 
 const POLL_MS = 1000
 const PRUNE_EVERY_TICKS = 60
@@ -34,10 +37,14 @@ const HEARTBEAT_EVERY_TICKS = 5
 declare module 'fastify' {
   interface FastifyInstance {
     eventDelivery: EventDelivery
+    /** Delivered events, for this instance's event streams (src/modules/events/event-streams.ts). */
+    eventFeed: EventFeed
+    /** This instance's open event streams (GET /events/stream). */
+    eventStreams: EventStreams
   }
 }
 
-export default fp<{ relay: boolean /** EVENTS_RETENTION: how long relayed events stay in the log. */; retentionMs: number }>(
+export default fp<{ relay: boolean; events: AppConfig['events'] }>(
   async function events(app, options) {
     const { url, pglite } = app.database
     // Delivery reads through the same database, but not through app.db's statement log: that log
@@ -60,10 +67,15 @@ export default fp<{ relay: boolean /** EVENTS_RETENTION: how long relayed events
           isClosing,
         })
       : undefined
+    // Delivery is created below; the feed reads its position lazily.
+    const { feed, publish: publishToFeed } = createEventFeed(() => delivery.status.lastDeliveredSeq())
     const delivery = await createEventDelivery({
       reader,
       publish: async (event) => {
-        await app.graphql.pubsub.publish(event)
+        publishToFeed(event)
+        // With its id: the subscription's `extensions.eventId`, and what an event that cannot be
+        // resolved names (src/graphql/event-outage.ts).
+        await app.graphql.pubsub.publish({ topic: event.topic, payload: { ...event.payload, eventId: String(event.seq) } })
       },
       log: app.log,
       isClosing,
@@ -71,6 +83,15 @@ export default fp<{ relay: boolean /** EVENTS_RETENTION: how long relayed events
     })
     const { deliver } = delivery
     app.decorate('eventDelivery', delivery.status)
+    app.decorate('eventFeed', feed)
+    const streams = createEventStreams({
+      events: app.services.events,
+      feed,
+      heartbeatMs: options.events.streamHeartbeatMs,
+      maxPerCaller: options.events.maxStreamsPerCaller,
+      log: app.log,
+    })
+    app.decorate('eventStreams', streams)
 
     const outboxRelay = createOutboxRelay({
       db: app.db,
@@ -97,7 +118,7 @@ export default fp<{ relay: boolean /** EVENTS_RETENTION: how long relayed events
     let ticks = 0
     const prune = async () => {
       try {
-        await pruneEventLog(app.db, options.retentionMs)
+        await pruneEventLog(app.db, options.events.retentionMs)
         await deleteExpiredOutcomes(app.db)
       } catch (error) {
         if (!closing) app.log.warn({ err: error }, 'pruning failed; retrying on a later tick')
@@ -116,6 +137,8 @@ export default fp<{ relay: boolean /** EVENTS_RETENTION: how long relayed events
     })
     app.addHook('preClose', async () => {
       closing = true
+      // Open streams would hold the server open; their readers reconnect elsewhere with Last-Event-ID.
+      streams.closeAll()
       clearInterval(timer)
       await outboxRelay.settled()
       await delivery.settled()

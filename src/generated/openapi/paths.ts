@@ -305,6 +305,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events
+         * @description The caller's events, oldest first: its own orders' (with orders:read), every order's for an admin, every article's and comment's for any valid token. Pass the last id you processed as `after` to reconcile; `next_cursor` is null once a page reaches the current end of the log. Events are kept EVENTS_RETENTION (7 days): resuming after an older one is 410 EVENTS_EXPIRED.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream events (Server-Sent Events)
+         * @description The caller's events as they happen, as `text/event-stream`: each event is `id: <event id>`, `event: <type>` and `data: <the Event as JSON>`. Resume after the last id received with `Last-Event-ID` (what EventSource sends when it reconnects) or `after`; without either the stream starts with the next event. A comment line (`: keep-alive`) every 15 s keeps proxies open. At most 10 open streams per caller on one server (429). The stream ends when the token expires or the server shuts down: reconnect with Last-Event-ID.
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -877,11 +917,6 @@ export interface components {
          */
         EventId: string;
         /**
-         * @description What happened. Order events are visible to the order's owner (with orders:read) and to admins; article and comment events to any valid token.
-         * @enum {string}
-         */
-        EventType: "order.created" | "order.status_changed" | "article.created" | "comment.added";
-        /**
          * @description An order was created; `data` is the order as it was created.
          * @example {
          *       "id": "1042",
@@ -1004,6 +1039,12 @@ export interface components {
         };
         /** @description One event of the log, `data` being the record as the REST API returns it; `type` tells which. */
         Event: components["schemas"]["OrderCreatedEvent"] | components["schemas"]["OrderStatusChangedEvent"] | components["schemas"]["ArticleCreatedEvent"] | components["schemas"]["CommentAddedEvent"];
+        /** @description A page of events, oldest first (list envelope B). */
+        EventList: {
+            data: components["schemas"]["Event"][];
+            /** @description Pass back as `cursor` for the next page; null when this page reached the current end of the log (poll again later with `after` set to the last id). */
+            next_cursor: string | null;
+        };
         /** @description An RFC 9457 problem. */
         Problem: {
             /**
@@ -1319,6 +1360,30 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The resume point (`after`, `Last-Event-ID`, a cursor) is older than the event log's retention (EVENTS_RETENTION, 7 days): events after it are gone. List from the start of the log (without `after`) to reconcile. */
+        EventsExpired: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/gone",
+                 *       "title": "Gone",
+                 *       "status": 410,
+                 *       "detail": "The events after 12 are no longer kept (EVENTS_RETENTION); resume after 40 or later, or list from the start of the log.",
+                 *       "instance": "/api/v1/events?after=12",
+                 *       "code": "EVENTS_EXPIRED"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The rate limit is exceeded. */
         TooManyRequests: {
             headers: {
@@ -1407,6 +1472,12 @@ export interface components {
         ArticleId: number;
         /** @description The user's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another user. */
         UserId: number;
+        /** @description Only events after this event id (0, the default for the list, is the start of the log). Older than the retention is 410 EVENTS_EXPIRED. */
+        EventsAfter: string;
+        /** @description Only these event types, comma-separated: order.created, order.status_changed, article.created, comment.added. */
+        EventTypes: string;
+        /** @description The id of the last event received (EventSource sends it when it reconnects); the stream resumes after it. Wins over `after`. */
+        LastEventId: string;
         /** @description Page size, 1-100. */
         Limit: number;
         /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
@@ -2781,6 +2852,109 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            default: components["responses"]["InternalError"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Only events after this event id (0, the default for the list, is the start of the log). Older than the retention is 410 EVENTS_EXPIRED. */
+                after?: components["parameters"]["EventsAfter"];
+                /** @description Only these event types, comma-separated: order.created, order.status_changed, article.created, comment.added. */
+                types?: components["parameters"]["EventTypes"];
+                /** @description Page size, 1-100. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events (list envelope B). */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            410: components["responses"]["EventsExpired"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            default: components["responses"]["InternalError"];
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /** @description Only events after this event id (0, the default for the list, is the start of the log). Older than the retention is 410 EVENTS_EXPIRED. */
+                after?: components["parameters"]["EventsAfter"];
+                /** @description Only these event types, comma-separated: order.created, order.status_changed, article.created, comment.added. */
+                types?: components["parameters"]["EventTypes"];
+            };
+            header?: {
+                /** @description The id of the last event received (EventSource sends it when it reconnects); the stream resumes after it. Wins over `after`. */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream; it stays open. */
+            200: {
+                headers: {
+                    /** @description `no-store`: an event stream is never cached. */
+                    "Cache-Control"?: string;
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id: 1042
+                     *     event: order.created
+                     *     data: {"id":"1042","type":"order.created","created_at":"2026-01-05T09:00:00.000Z","data":{"id":8,"status":"pending","total":19000,"items":[{"sku":"KB-101","qty":2,"unit_price":9500}],"user_id":3,"created_at":"2026-01-05T09:00:00.000Z","updated_at":"2026-01-05T09:00:00.000Z"}}
+                     *
+                     *     : keep-alive
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            410: components["responses"]["EventsExpired"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];

@@ -1104,17 +1104,6 @@ export const EventIdSchema = {
   ]
 }
 
-export const EventTypeSchema = {
-  "type": "string",
-  "enum": [
-    "order.created",
-    "order.status_changed",
-    "article.created",
-    "comment.added"
-  ],
-  "description": "What happened. Order events are visible to the order's owner (with orders:read) and to admins; article and comment events to any valid token."
-}
-
 export const OrderCreatedEventSchema = {
   "type": "object",
   "additionalProperties": false,
@@ -1296,6 +1285,29 @@ export const EventSchema = {
     ArticleCreatedEventSchema,
     CommentAddedEventSchema
   ]
+}
+
+export const EventListSchema = {
+  "type": "object",
+  "additionalProperties": false,
+  "required": [
+    "data",
+    "next_cursor"
+  ],
+  "description": "A page of events, oldest first (list envelope B).",
+  "properties": {
+    "data": {
+      "type": "array",
+      "items": EventSchema
+    },
+    "next_cursor": {
+      "type": [
+        "string",
+        "null"
+      ],
+      "description": "Pass back as `cursor` for the next page; null when this page reached the current end of the log (poll again later with `after` set to the last id)."
+    }
+  }
 }
 
 export const ProblemFieldErrorSchema = {

@@ -96,18 +96,25 @@ export function createEventsService({ db, cursors }: Pick<ServiceDependencies, '
     after: number,
     options: { types?: readonly EventType[] | undefined; limit: number },
   ): Promise<EventsRead> {
+    const read = await readDeliverableAfter(audience, after, options)
+    return { events: read.rows.flatMap((row) => toEvent(row) ?? []), lastSeq: read.lastSeq, complete: read.complete }
+  }
+
+  /** As readAfter, with the outbox rows themselves (GraphQL subscriptions replay their payloads). */
+  async function readDeliverableAfter(
+    audience: EventAudience,
+    after: number,
+    options: { types?: readonly EventType[] | undefined; limit: number },
+  ): Promise<{ rows: DeliverableEvent[]; lastSeq: number; complete: boolean }> {
     const rows = await visibleEventsAfter(db, audience, { after, types: options.types, limit: options.limit })
     const horizon = await prunedThrough(db)
     if (after < horizon) throw eventsExpired(after, horizon)
-    return {
-      events: rows.flatMap((row) => toEvent(row) ?? []),
-      lastSeq: rows.at(-1)?.seq ?? after,
-      complete: rows.length < options.limit,
-    }
+    return { rows, lastSeq: rows.at(-1)?.seq ?? after, complete: rows.length < options.limit }
   }
 
   return {
     readAfter,
+    readDeliverableAfter,
 
     /** GET /events: a page of the caller's events, oldest first (envelope B). */
     async list(
