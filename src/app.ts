@@ -160,7 +160,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const deprecated = deprecatedOperations(contracts.openApiDocument)
   await app.register(async (api) => registerOperations(api, restHandlers({ app: api, config, served }), deprecated))
   await app.register(graphqlPlugin, { config, sdl: contracts.graphqlSdl })
-  await app.register(eventsPlugin, { relay: config.eventsRelay, listenUrl: config.eventsDatabaseUrl })
+  await app.register(eventsPlugin, { relay: config.eventsRelay, listenUrl: config.eventsDatabaseUrl, events: config.events })
 
   if (config.jwtSecretIsDefault) {
     app.log.warn('JWT_SECRET is not set: using the public development secret. Never do this in production.')

@@ -47,6 +47,14 @@ export interface AppConfig {
    * transaction mode a LISTEN is lost with the server connection it ran on, so it needs its own.
    */
   eventsDatabaseUrl: string | false | undefined
+  events: {
+    /** How long the event log keeps an event (decisions §13); a resume point older than that is 410 EVENTS_EXPIRED. */
+    retentionMs: number
+    /** How often an idle event stream gets a comment line (proxies close silent connections). */
+    streamHeartbeatMs: number
+    /** Open event streams one caller may hold on this instance. */
+    maxStreamsPerCaller: number
+  }
   graphql: {
     maxDepth: number
     maxCost: number
@@ -140,13 +148,13 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(name, `must be true or false, got "${raw}"`)
 }
 
-/** Accepts plain milliseconds or a number with a unit: `60000`, `60s`, `1m`, `1h`. */
+/** Accepts plain milliseconds or a number with a unit: `60000`, `60s`, `1m`, `1h`, `7d`. */
 function duration(env: Env, name: string, fallbackMs: number, minMs = 1000): number {
   const raw = env[name]
   if (raw === undefined || raw === '') return fallbackMs
-  const match = /^(\d+)(ms|s|m|h)?$/.exec(raw.trim())
+  const match = /^(\d+)(ms|s|m|h|d)?$/.exec(raw.trim())
   if (!match) throw new ConfigError(name, `must be a duration such as 60000, 60s or 1m, got "${raw}"`)
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(match[2] ?? 'ms') as 'ms' | 's' | 'm' | 'h']
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(match[2] ?? 'ms') as 'ms' | 's' | 'm' | 'h' | 'd']
   const value = Number(match[1]) * unit
   if (value < minMs) throw new ConfigError(name, minMs === 1000 ? 'must be at least one second' : `must be at least ${minMs} ms`)
   return value
@@ -237,6 +245,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
     eventsRelay: boolean(env, 'EVENTS_RELAY', true),
     shutdownDrainMs: duration(env, 'SHUTDOWN_DRAIN', 0, 0),
     eventsDatabaseUrl: env.EVENTS_DATABASE_URL === 'poll' ? false : url(env, 'EVENTS_DATABASE_URL', ['postgres:', 'postgresql:']),
+    events: {
+      retentionMs: duration(env, 'EVENTS_RETENTION', 7 * 86_400_000),
+      streamHeartbeatMs: duration(env, 'EVENTS_STREAM_HEARTBEAT', 15_000, 10),
+      maxStreamsPerCaller: integer(env, 'EVENTS_STREAM_MAX_PER_CALLER', 10, 1, 10_000),
+    },
     rateLimit: {
       max: integer(env, 'RATE_LIMIT_MAX', 600, 1, 1_000_000),
       windowMs: duration(env, 'RATE_LIMIT_WINDOW', 60_000),

@@ -48,6 +48,8 @@ export const errorCatalogue = {
   PRODUCT_EXISTS: { status: 409, graphql: 'CONFLICT' },
   IDEMPOTENCY_KEY_IN_USE: { status: 409, graphql: 'CONFLICT' },
   UNIQUE_VIOLATION: { status: 409, graphql: 'CONFLICT' },
+  // A resume point (an event id) older than the event log's retention: the events after it are gone.
+  EVENTS_EXPIRED: { status: 410, graphql: 'BAD_USER_INPUT' },
   PRECONDITION_FAILED: { status: 412, graphql: 'CONFLICT' },
   PAYLOAD_TOO_LARGE: { status: 413, graphql: 'BAD_USER_INPUT' },
   URI_TOO_LONG: { status: 414, graphql: 'BAD_USER_INPUT' },
@@ -74,6 +76,8 @@ export const errorCatalogue = {
   // client must ask for less (graphql/response-size.ts).
   RESPONSE_TOO_LARGE: { status: 422, graphql: 'RESPONSE_TOO_LARGE', graphqlOnly: true },
   RATE_LIMITED: { status: 429, graphql: 'RATE_LIMITED' },
+  // The caller already holds its most event streams (SSE) on this instance.
+  TOO_MANY_STREAMS: { status: 429, graphql: 'RATE_LIMITED' },
   INTERNAL: { status: 500, graphql: 'INTERNAL_SERVER_ERROR' },
   INTERNAL_SERVER_ERROR: { status: 500, graphql: 'INTERNAL_SERVER_ERROR', graphqlOnly: true },
   SERVICE_UNAVAILABLE: { status: 503, graphql: 'INTERNAL_SERVER_ERROR' },
@@ -178,6 +182,7 @@ const problemKinds: Record<number, { slug: string; title: string }> = {
   406: { slug: 'not-acceptable', title: 'Not Acceptable' },
   408: { slug: 'request-timeout', title: 'Request Timeout' },
   409: { slug: 'conflict', title: 'Conflict' },
+  410: { slug: 'gone', title: 'Gone' },
   412: { slug: 'precondition-failed', title: 'Precondition Failed' },
   413: { slug: 'payload-too-large', title: 'Content Too Large' },
   414: { slug: 'uri-too-long', title: 'URI Too Long' },

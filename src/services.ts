@@ -8,6 +8,7 @@ import type { AppConfig } from './config.ts'
 import type { Database } from './db/schema.ts'
 import { createCursorCodec } from './pagination/cursor.ts'
 import { createArticlesService } from './modules/articles/articles.service.ts'
+import { createEventsService } from './modules/events/events.service.ts'
 import { createOrdersService } from './modules/orders/orders.service.ts'
 import { createProductsService } from './modules/products/products.service.ts'
 import { createUsersService } from './modules/users/users.service.ts'
@@ -27,6 +28,7 @@ export function createServices(dependencies: {
     users: createUsersService({ db: dependencies.db, cursors, commands }),
     products: createProductsService({ db: dependencies.db, cursors, commands, invalidate }),
     articles: createArticlesService({ db: dependencies.db, cursors, commands, invalidate }),
+    events: createEventsService({ db: dependencies.db, cursors }),
   }
 }
 

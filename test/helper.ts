@@ -54,6 +54,30 @@ export async function createTestDatabase(t: Teardown, options: TestDatabaseOptio
   return handle
 }
 
+/** An empty database (no migration run yet), private to the test. */
+export async function createEmptyDatabase(t: Teardown): Promise<DatabaseHandle> {
+  const url = postgresUrl()
+  if (!url) {
+    const handle = await createDatabase({ url: 'memory://' })
+    t.teardown(() => handle.close())
+    return handle
+  }
+  const name = `empty_${process.pid}_${randomBytes(4).toString('hex')}`
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE "${name}"`)
+  await admin.end()
+  const handle = await createDatabase({ url: withDatabase(url, name), poolSize: 2 })
+  t.teardown(async () => {
+    await handle.close()
+    const cleanup = new pg.Client({ connectionString: url })
+    await cleanup.connect()
+    await cleanup.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
+    await cleanup.end()
+  })
+  return handle
+}
+
 export function testConfig(env: Record<string, string> = {}): AppConfig {
   return loadConfig({ NODE_ENV: 'test', JWT_SECRET: TEST_JWT_SECRET, SEED: 'false', ...env })
 }

@@ -5,7 +5,8 @@
 import { forbidden } from '../errors.ts'
 import type { Caller, Scope } from './caller.ts'
 
-export function hasScope(caller: Caller, scope: Scope): boolean {
+/** Only the scopes and the admin flag matter: a webhook endpoint keeps those of its owner (src/modules/events). */
+export function hasScope(caller: Pick<Caller, 'admin' | 'scopes'>, scope: Scope): boolean {
   return caller.admin || caller.scopes.has(scope)
 }
 

@@ -83,6 +83,14 @@ export interface OutboxTable {
   published_at: ColumnType<Date | null, never, Date | string | null>
   /** The delivery order, given by the relay; null until relayed. */
   seq: ColumnType<number | null, never, number | null>
+  /** The one user besides admins who may read the event, or null when any valid token may (src/modules/events/event-visibility.ts). */
+  owner_id: number | null
+}
+
+/** One row: the highest seq pruned from the event log (migration 0004). */
+export interface EventLogHorizonTable {
+  singleton: ColumnType<boolean, never, never>
+  pruned_through: ColumnType<number, never, number>
 }
 
 export interface Database {
@@ -95,6 +103,7 @@ export interface Database {
   comments: CommentTable
   idempotency_keys: IdempotencyKeyTable
   outbox: OutboxTable
+  event_log_horizon: EventLogHorizonTable
 }
 
 export type CompanyRow = Selectable<CompanyTable>

@@ -6,7 +6,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
-import { lastRelayedSeq, relayedEventsAfter } from '../db/repositories/outbox.ts'
+import { type DeliverableEvent, lastRelayedSeq, relayedEventsAfter } from '../db/repositories/outbox.ts'
 import type { Database } from '../db/schema.ts'
 
 const DELIVERY_BATCH = 500
@@ -23,7 +23,8 @@ export interface EventDelivery {
 export interface EventDeliveryOptions {
   /** Reads the outbox outside the request statement log. */
   reader: Kysely<Database>
-  publish: (event: { topic: string; payload: unknown }) => Promise<void>
+  /** Hands one event to this instance's live readers (GraphQL subscriptions, event streams), in seq order. */
+  publish: (event: DeliverableEvent) => Promise<void>
   log: FastifyBaseLogger
   isClosing: () => boolean
   /** Whether a LISTEN connection is up (or none is needed): readiness tolerates failed reads while it is. */
@@ -60,8 +61,7 @@ export async function createEventDelivery(options: EventDeliveryOptions) {
           do {
             events = await relayedEventsAfter(reader, lastDelivered, DELIVERY_BATCH)
             for (const event of events) {
-              // With its id, which an event that cannot be resolved names (src/graphql/event-outage.ts).
-              await options.publish({ topic: event.topic, payload: { ...event.payload, eventId: String(event.seq) } })
+              await options.publish(event)
               lastDelivered = event.seq
             }
           } while (events.length === DELIVERY_BATCH && !isClosing())

@@ -18,6 +18,10 @@ declare module 'mercurius' {
     admitSubscription?: (id: string) => void
     /** On a subscription: the variables and operationName the client sent with operation `id`. */
     subscriptionRequest?: (id: string) => SubscriptionRequest | undefined
+    /** On a subscription: its operation id (Mercurius sets it on each subscription's context). */
+    id?: string | number
+    /** On a subscription connection: the event id of the event each operation is resolving (event-replay.ts). */
+    subscriptionEventIds?: Map<string, string>
   }
 }
 

@@ -17,6 +17,7 @@ import { registerPublicDataCache } from './cache.ts'
 import { refuseGetWithoutOperation } from './get-operation.ts'
 import { enforceSubscriptionLimits, operationLimitHooks } from './limits.ts'
 import { graphqlResolvers } from './resolvers.ts'
+import { addEventId } from './event-replay.ts'
 import { createBoundedPubSub, SLOW_SUBSCRIBER_CLOSE_CODE } from './pubsub.ts'
 import { registerSubscriptionTransport } from './websocket.ts'
 import { persistedQueryProvider } from './persisted-queries.ts'
@@ -118,6 +119,7 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
           subscriptionOpen: () => socket.readyState === socket.OPEN,
           admitSubscription: (id: string) => sockets.admitSubscription(socket, id),
           subscriptionRequest: (id: string) => sockets.subscriptionRequest(socket, id),
+          subscriptionEventIds: new Map<string, string>(),
         }),
       },
       persistedQueryProvider: persistedQueries,
@@ -127,6 +129,8 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
     // Before observeGraphql's onResolution: an abandoned response is then counted as refused.
     app.graphql.addHook('onResolution', boundResponses(options.config.graphql.maxResponseBytes))
     app.graphql.addHook('onSubscriptionResolution', boundSubscriptionEvents(options.config.graphql.maxResponseBytes))
+    // Each event's message names its id (`extensions.eventId`): the `after` a reconnecting client resumes with.
+    app.graphql.addHook('onSubscriptionResolution', addEventId)
     // Before the limits' preExecution hook, so that a refused operation is counted by its name.
     observeGraphql(app)
 

@@ -4,6 +4,7 @@ import type { AppConfig } from '../config.ts'
 import type { ServedContract } from './served-contract.ts'
 import type { OperationHandlers } from './register-operations.ts'
 import { articleHandlers } from '../modules/articles/articles.routes.ts'
+import { eventHandlers } from '../modules/events/events.routes.ts'
 import { metaHandlers } from '../modules/meta/meta.routes.ts'
 import { orderHandlers } from '../modules/orders/orders.routes.ts'
 import { productHandlers } from '../modules/products/products.routes.ts'
@@ -23,5 +24,6 @@ export function restHandlers({ app, config, served }: RestHandlerDependencies): 
     ...userHandlers(app.services.users, config),
     ...productHandlers(app.services.products, config),
     ...articleHandlers(app.services.articles, config),
+    ...eventHandlers(app),
   }
 }

@@ -7,7 +7,8 @@
  * - delivery (src/events/delivery.ts): publishes relayed events to this instance's GraphQL pubsub;
  * - wake-ups: a NOTIFY on the events channel (src/events/listener.ts; PGlite delivers NOTIFY
  *   in-process), a Redis message (src/events/redis-wakeups.ts), the listener (re)connecting, and
- *   a one-second timer, which also prunes delivered events and expired idempotency outcomes.
+ *   a one-second timer, which also prunes the event log past EVENTS_RETENTION (once a minute, on
+ *   relaying instances) and expired idempotency outcomes.
  *
  * When connections die:
  * - the LISTEN connection: reconnects with backoff and catches up; the timer keeps delivering
@@ -23,13 +24,16 @@
  * their own and delivery runs outside every trace (plugins/tracing.ts, `background`).
  */
 import fp from 'fastify-plugin'
+import type { AppConfig } from '../config.ts'
 import { deleteExpiredOutcomes } from '../db/repositories/idempotency-keys.ts'
-import { deletePublishedEvents, EVENTS_CHANNEL, OUTBOX_CHANNEL } from '../db/repositories/outbox.ts'
+import { EVENTS_CHANNEL, OUTBOX_CHANNEL, pruneEventLog } from '../db/repositories/outbox.ts'
 import { createEventDelivery, type EventDelivery } from '../events/delivery.ts'
+import { createEventFeed, type EventFeed } from '../events/event-feed.ts'
 import { createOutboxListener } from '../events/listener.ts'
 import { redisWakeUpPublisher, subscribeToRedisWakeUps } from '../events/redis-wakeups.ts'
 import { createOutboxRelay } from '../events/relay.ts'
 import { untracedBackground } from './tracing.ts'
+import { createEventStreams, type EventStreams } from '../modules/events/event-streams.ts'
 
 const POLL_MS = 1000
 const PRUNE_EVERY_TICKS = 60
@@ -38,6 +42,10 @@ const HEARTBEAT_EVERY_TICKS = 5
 declare module 'fastify' {
   interface FastifyInstance {
     eventDelivery: EventDelivery
+    /** Delivered events, for this instance's event streams (src/modules/events/event-streams.ts). */
+    eventFeed: EventFeed
+    /** This instance's open event streams (GET /events/stream). */
+    eventStreams: EventStreams
   }
 }
 
@@ -45,6 +53,7 @@ export interface EventsPluginOptions {
   relay: boolean
   /** EVENTS_DATABASE_URL: where to LISTEN; `false` for nowhere (the poll delivers); undefined for the database's own URL. */
   listenUrl?: string | false | undefined
+  events: AppConfig['events']
 }
 
 export default fp<EventsPluginOptions>(
@@ -73,10 +82,15 @@ export default fp<EventsPluginOptions>(
           isClosing,
         })
       : undefined
+    // Delivery is created below; the feed reads its position lazily.
+    const { feed, publish: publishToFeed } = createEventFeed(() => delivery.status.lastDeliveredSeq())
     const delivery = await createEventDelivery({
       reader,
       publish: async (event) => {
-        await app.graphql.pubsub.publish(event)
+        publishToFeed(event)
+        // With its id: the subscription's `extensions.eventId`, and what an event that cannot be
+        // resolved names (src/graphql/event-outage.ts).
+        await app.graphql.pubsub.publish({ topic: event.topic, payload: { ...event.payload, eventId: String(event.seq) } })
       },
       log: app.log,
       isClosing,
@@ -84,6 +98,15 @@ export default fp<EventsPluginOptions>(
     })
     const deliver = tracing ? () => tracing.api.context.with(tracing.api.ROOT_CONTEXT, delivery.deliver) : delivery.deliver
     app.decorate('eventDelivery', delivery.status)
+    app.decorate('eventFeed', feed)
+    const streams = createEventStreams({
+      events: app.services.events,
+      feed,
+      heartbeatMs: options.events.streamHeartbeatMs,
+      maxPerCaller: options.events.maxStreamsPerCaller,
+      log: app.log,
+    })
+    app.decorate('eventStreams', streams)
 
     const outboxRelay = createOutboxRelay({
       db: app.db,
@@ -112,7 +135,7 @@ export default fp<EventsPluginOptions>(
     const prune = () =>
       background('events.housekeeping', async () => {
         try {
-          const events = await deletePublishedEvents(app.db)
+          const events = await pruneEventLog(app.db, options.events.retentionMs)
           const outcomes = await deleteExpiredOutcomes(app.db)
           return { attributes: { 'events.deleted': events, 'idempotency.outcomes_deleted': outcomes } }
         } catch (error) {
@@ -134,6 +157,8 @@ export default fp<EventsPluginOptions>(
     })
     app.addHook('preClose', async () => {
       closing = true
+      // Open streams would hold the server open; their readers reconnect elsewhere with Last-Event-ID.
+      streams.closeAll()
       clearInterval(timer)
       await outboxRelay.settled()
       await delivery.settled()

@@ -4,46 +4,20 @@
  * `seq` existed keeps its published events in the order they were published.
  */
 import t from 'tap'
-import { randomBytes } from 'node:crypto'
 import { sql } from 'kysely'
 import { Migrator } from 'kysely'
-import pg from 'pg'
-import { createDatabase, migrateToLatest, type DatabaseHandle } from '../../src/db/database.ts'
+import { createDatabase, migrateToLatest } from '../../src/db/database.ts'
 import { migrations } from '../../src/db/migrations/index.ts'
 import {
-  deletePublishedEvents,
   lastRelayedSeq,
+  pruneEventLog,
   recordEvent,
   RELAY_LOCK,
   relayedEventsAfter,
   relayOutboxBatch,
 } from '../../src/db/repositories/outbox.ts'
-import { createTestDatabase } from '../helper.ts'
-import { postgresUrl, withDatabase } from '../setup/templates.ts'
-
-/** An empty database (no migration run yet), private to the test. */
-async function emptyDatabase(t: Parameters<typeof createTestDatabase>[0]): Promise<DatabaseHandle> {
-  const url = postgresUrl()
-  if (!url) {
-    const handle = await createDatabase({ url: 'memory://' })
-    t.teardown(() => handle.close())
-    return handle
-  }
-  const name = `outbox_seq_${randomBytes(4).toString('hex')}`
-  const admin = new pg.Client({ connectionString: url })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE "${name}"`)
-  await admin.end()
-  const handle = await createDatabase({ url: withDatabase(url, name), poolSize: 2 })
-  t.teardown(async () => {
-    await handle.close()
-    const cleanup = new pg.Client({ connectionString: url })
-    await cleanup.connect()
-    await cleanup.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
-    await cleanup.end()
-  })
-  return handle
-}
+import { createEmptyDatabase as emptyDatabase, createTestDatabase } from '../helper.ts'
+import { postgresUrl } from '../setup/templates.ts'
 
 t.test('events relayed before the migration get seqs in publication order; the unrelayed wait for the relay', async (t) => {
   const { db } = await emptyDatabase(t)
@@ -78,14 +52,14 @@ t.test('events relayed before the migration get seqs in publication order; the u
 t.test('the relay numbers a batch in id order, and seqs never go back, even after pruning empties the outbox', async (t) => {
   const { db } = await createTestDatabase(t)
   await db.transaction().execute(async (trx) => {
-    for (let n = 1; n <= 3; n++) await recordEvent(trx, 'article.created', { n })
+    for (let n = 1; n <= 3; n++) await recordEvent(trx, 'article.created', { articleId: n, authorId: 1 }, null)
   })
   const batch = await db.transaction().execute((trx) => relayOutboxBatch(trx))
   t.equal(batch.count, 3)
   const events = await relayedEventsAfter(db, 0, 10)
   t.same(
-    events.map((event) => event.payload),
-    [{ n: 1 }, { n: 2 }, { n: 3 }],
+    events.map((event) => event.payload.articleId),
+    [1, 2, 3],
   )
   t.same(
     events.map((event) => event.seq),
@@ -100,9 +74,9 @@ t.test('the relay numbers a batch in id order, and seqs never go back, even afte
   t.same(unrelayed, [], 'every relayed event has both its seq and published_at')
 
   await sql`update outbox set published_at = now() - interval '2 days'`.execute(db)
-  t.equal(await deletePublishedEvents(db), 3)
+  t.equal(await pruneEventLog(db, 86_400_000), 3)
   t.equal(await lastRelayedSeq(db), 0, 'the outbox is empty')
-  await db.transaction().execute((trx) => recordEvent(trx, 'article.created', { n: 4 }))
+  await db.transaction().execute((trx) => recordEvent(trx, 'article.created', { articleId: 4, authorId: 1 }, null))
   const next = await db.transaction().execute((trx) => relayOutboxBatch(trx))
   t.ok(next.lastSeq! > batch.lastSeq!, `the next seq (${next.lastSeq}) is above the pruned ones (${batch.lastSeq})`)
 })
@@ -112,7 +86,7 @@ t.test(
   { skip: postgresUrl() ? false : 'PGlite runs one transaction at a time' },
   async (t) => {
     const { db, url } = await createTestDatabase(t)
-    await db.transaction().execute((trx) => recordEvent(trx, 'article.created', { n: 1 }))
+    await db.transaction().execute((trx) => recordEvent(trx, 'article.created', { articleId: 1, authorId: 1 }, null))
     const other = await createDatabase({ url: url!, poolSize: 1 })
     t.teardown(() => other.close())
     await db.transaction().execute(async (trx) => {

@@ -2,6 +2,7 @@ import type { Migration } from 'kysely'
 import * as initialSchema from './0001-initial-schema.ts'
 import * as outboxDeliveryOrder from './0002-outbox-delivery-order.ts'
 import * as idempotencyClaim from './0003-idempotency-claim.ts'
+import * as eventLog from './0004-event-log.ts'
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the compiled
@@ -11,4 +12,5 @@ export const migrations: Record<string, Migration> = {
   '0001-initial-schema': initialSchema,
   '0002-outbox-delivery-order': outboxDeliveryOrder,
   '0003-idempotency-claim': idempotencyClaim,
+  '0004-event-log': eventLog,
 }

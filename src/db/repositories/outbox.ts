@@ -8,10 +8,21 @@
  * "everything after the last seq I delivered", which can never skip an event that committed late.
  */
 import { sql } from 'kysely'
+import type { Article, Comment, EventType, Order } from '../../contract-types.ts'
 import type { Executor } from '../transaction.ts'
 import { compiledStatement } from '../compiled-statement.ts'
 
-export type EventTopic = 'order.created' | 'order.status_changed' | 'article.created' | 'comment.added'
+/** The event types of the contract (openapi.yaml, EventType). */
+export type EventTopic = EventType
+
+/** What each event's payload carries: the record as REST returns it, and the ids subscriptions filter on. */
+export interface EventPayloads {
+  'order.created': { orderId: number; userId: number; order: Order }
+  'order.status_changed': { orderId: number; userId: number; from: string; to: string; reason?: string; order: Order }
+  // Events recorded before migration 0004 whose article was deleted since carry no `article`.
+  'article.created': { articleId: number; authorId: number; article?: Article }
+  'comment.added': { commentId: number; articleId: number; authorId: number; comment: Comment }
+}
 
 /** Relays LISTEN here: a NOTIFY is delivered when its transaction commits, and never if it rolls back. */
 export const OUTBOX_CHANNEL = 'api_outbox'
@@ -22,13 +33,22 @@ export const OUTBOX_CHANNEL = 'api_outbox'
  */
 export const EVENTS_CHANNEL = 'api_events'
 
-/** Records the event and wakes the relays on commit, in one statement (issue 13: one round trip fewer per write). */
+/**
+ * Records the event and wakes the relays on commit, in one statement (issue 13: one round trip fewer
+ * per write), written once (issue 25). `ownerId`: the one user besides admins who may read it (an
+ * order's owner), null when any valid token may (src/modules/events/event-visibility.ts).
+ */
 const eventInsert = compiledStatement<never>(
-  `with recorded as (insert into outbox (topic, payload) values ($1, $2) returning id) select pg_notify($3, '') as notified from recorded`,
+  `with recorded as (insert into outbox (topic, payload, owner_id) values ($1, $2, $3) returning id) select pg_notify($4, '') as notified from recorded`,
 )
 
-export async function recordEvent(trx: Executor, topic: EventTopic, payload: Record<string, unknown>): Promise<void> {
-  await eventInsert(trx, [topic, JSON.stringify(payload), OUTBOX_CHANNEL])
+export async function recordEvent<Topic extends EventTopic>(
+  trx: Executor,
+  topic: Topic,
+  payload: EventPayloads[Topic],
+  ownerId: number | null,
+): Promise<void> {
+  await eventInsert(trx, [topic, JSON.stringify(payload), ownerId, OUTBOX_CHANNEL])
 }
 
 /** The advisory lock that makes one relay at a time. */
@@ -74,6 +94,9 @@ export interface DeliverableEvent {
   seq: number
   topic: EventTopic
   payload: Record<string, unknown>
+  /** Who may read it besides admins (null: any valid token). */
+  ownerId: number | null
+  createdAt: Date
 }
 
 /** The highest seq relayed so far (0 when none is kept): where a new listener starts. */
@@ -89,26 +112,57 @@ export async function lastRelayedSeq(db: Executor): Promise<number> {
 export async function relayedEventsAfter(db: Executor, afterSeq: number, limit: number): Promise<DeliverableEvent[]> {
   const rows = await db
     .selectFrom('outbox')
-    .select(['seq', 'topic', 'payload'])
+    .select(['seq', 'topic', 'payload', 'owner_id', 'created_at'])
     .where('seq', '>', afterSeq)
     .orderBy('seq')
     .limit(limit)
     .execute()
-  return rows.map((row) => ({
+  return rows.map(toDeliverableEvent)
+}
+
+/** A row of the outbox as its readers see it (pg hands jsonb over parsed, PGlite as text in some paths). */
+export function toDeliverableEvent(row: {
+  seq: number | null
+  topic: string
+  payload: unknown
+  owner_id: number | null
+  created_at: Date
+}): DeliverableEvent {
+  return {
     seq: Number(row.seq),
     topic: row.topic as EventTopic,
     payload: (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload) as Record<string, unknown>,
-  }))
+    ownerId: row.owner_id,
+    createdAt: row.created_at,
+  }
 }
 
-/** Published events are kept a day (a listener that lost its connection catches up from them), then removed. */
-export async function deletePublishedEvents(db: Executor, olderThanSeconds = 24 * 60 * 60): Promise<number> {
-  const result = await db
-    .deleteFrom('outbox')
-    .where('published_at', 'is not', null)
-    .where('published_at', '<', sql<Date>`now() - make_interval(secs => ${olderThanSeconds})`)
-    .executeTakeFirst()
-  return Number(result.numDeletedRows)
+/**
+ * Prunes the event log: every relayed event older than `retentionMs` goes (decisions §13,
+ * EVENTS_RETENTION), as a prefix of seqs, and `event_log_horizon` moves to the highest seq pruned,
+ * in the same statement, so that a reader resuming below it learns that it missed events
+ * (EVENTS_EXPIRED) rather than silently skipping them. Unrelayed events are never pruned.
+ */
+export async function pruneEventLog(db: Executor, retentionMs: number): Promise<number> {
+  const result = await sql<{ deleted: number }>`
+    with cutoff as (
+      select max(seq) as seq from outbox
+      where published_at < now() - make_interval(secs => ${retentionMs / 1000})
+    ), deleted as (
+      delete from outbox where seq <= (select seq from cutoff) returning seq
+    ), horizon as (
+      update event_log_horizon set pruned_through = greatest(pruned_through, (select seq from cutoff))
+      where (select seq from cutoff) is not null
+      returning pruned_through
+    )
+    select (select count(*) from deleted)::int as deleted, (select count(*) from horizon)::int as moved`.execute(db)
+  return Number(result.rows[0]?.deleted ?? 0)
+}
+
+/** The highest seq pruned so far: a reader resuming after an older event has missed some. */
+export async function prunedThrough(db: Executor): Promise<number> {
+  const row = await db.selectFrom('event_log_horizon').select('pruned_through').executeTakeFirst()
+  return Number(row?.pruned_through ?? 0)
 }
 
 export interface OutboxBacklog {

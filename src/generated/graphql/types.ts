@@ -330,7 +330,7 @@ export type MutationCreateProductArgs = {
   idempotencyKey?: InputMaybe<Scalars['String']['input']>;
 };
 
-/** Live events over WebSocket (graphql-transport-ws), delivered after the change is committed. Each subscription delivers only records its subscriber may read. */
+/** Live events over WebSocket (graphql-transport-ws), delivered after the change is committed. Each subscription delivers only records its subscriber may read. Every event's message carries its event id as `extensions.eventId` (the id of GET /api/v1/events): pass the last one received as `after` when resubscribing to get what was missed first, then live events, none twice. Events are kept 7 days (EVENTS_RETENTION); an `after` older than that is an error with `extensions.reason` EVENTS_EXPIRED. */
 export type Subscription = {
   __typename?: 'Subscription';
   /** An order changed state (paid, cancelled or refunded); needs orders:read. With `orderId`, that order only, which the subscriber must be able to read; without it, every order the subscriber may read: its own, or all for an admin. */
@@ -342,15 +342,23 @@ export type Subscription = {
 };
 
 
-/** Live events over WebSocket (graphql-transport-ws), delivered after the change is committed. Each subscription delivers only records its subscriber may read. */
+/** Live events over WebSocket (graphql-transport-ws), delivered after the change is committed. Each subscription delivers only records its subscriber may read. Every event's message carries its event id as `extensions.eventId` (the id of GET /api/v1/events): pass the last one received as `after` when resubscribing to get what was missed first, then live events, none twice. Events are kept 7 days (EVENTS_RETENTION); an `after` older than that is an error with `extensions.reason` EVENTS_EXPIRED. */
 export type SubscriptionOrderStatusChangedArgs = {
   orderId?: InputMaybe<Scalars['ID']['input']>;
+  after?: InputMaybe<Scalars['ID']['input']>;
 };
 
 
-/** Live events over WebSocket (graphql-transport-ws), delivered after the change is committed. Each subscription delivers only records its subscriber may read. */
+/** Live events over WebSocket (graphql-transport-ws), delivered after the change is committed. Each subscription delivers only records its subscriber may read. Every event's message carries its event id as `extensions.eventId` (the id of GET /api/v1/events): pass the last one received as `after` when resubscribing to get what was missed first, then live events, none twice. Events are kept 7 days (EVENTS_RETENTION); an `after` older than that is an error with `extensions.reason` EVENTS_EXPIRED. */
+export type SubscriptionOrderCreatedArgs = {
+  after?: InputMaybe<Scalars['ID']['input']>;
+};
+
+
+/** Live events over WebSocket (graphql-transport-ws), delivered after the change is committed. Each subscription delivers only records its subscriber may read. Every event's message carries its event id as `extensions.eventId` (the id of GET /api/v1/events): pass the last one received as `after` when resubscribing to get what was missed first, then live events, none twice. Events are kept 7 days (EVENTS_RETENTION); an `after` older than that is an error with `extensions.reason` EVENTS_EXPIRED. */
 export type SubscriptionCommentAddedArgs = {
   articleId: Scalars['ID']['input'];
+  after?: InputMaybe<Scalars['ID']['input']>;
 };
 
 /** A record with an identity (Relay's Global Object Identification): its `id` is an opaque global id, unique across every type, that `node(id:)` finds again. Each also has `databaseId`, its id in the REST API (a product's REST key is its `sku`). An order's line item (`Item`) has no identity of its own and is not a Node. */
@@ -892,7 +900,7 @@ export type MutationResolvers<ContextType = MercuriusContext, ParentType extends
 
 export type SubscriptionResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = {
   orderStatusChanged?: SubscriptionResolver<ResolversTypes['Order'], "orderStatusChanged", ParentType, ContextType, Partial<SubscriptionOrderStatusChangedArgs>>;
-  orderCreated?: SubscriptionResolver<ResolversTypes['Order'], "orderCreated", ParentType, ContextType>;
+  orderCreated?: SubscriptionResolver<ResolversTypes['Order'], "orderCreated", ParentType, ContextType, Partial<SubscriptionOrderCreatedArgs>>;
   commentAdded?: SubscriptionResolver<ResolversTypes['Comment'], "commentAdded", ParentType, ContextType, RequireFields<SubscriptionCommentAddedArgs, 'articleId'>>;
 };
 

@@ -11,6 +11,7 @@ import {
   CommentSchema,
   CommentCreateSchema,
   CommentListSchema,
+  EventListSchema,
   OrderSchema,
   OrderCreateSchema,
   OrderItemListSchema,
@@ -3397,6 +3398,265 @@ export const operations = {
       }
     }
   },
+  "listEvents": {
+    "operationId": "listEvents",
+    "method": "GET",
+    "path": "/events",
+    "url": "/api/v1/events",
+    "authenticated": true,
+    "scopes": [],
+    "requestBodyRequired": false,
+    "requestMediaTypes": [],
+    "queryDefaults": [
+      "limit"
+    ],
+    "schema": {
+      "querystring": {
+        "type": "object",
+        "properties": {
+          "after": {
+            "type": "string",
+            "pattern": "^(0|[1-9][0-9]{0,14})$",
+            "examples": [
+              "1042"
+            ]
+          },
+          "types": {
+            "type": "string",
+            "pattern": "^(order\\.created|order\\.status_changed|article\\.created|comment\\.added)(,(order\\.created|order\\.status_changed|article\\.created|comment\\.added))*$",
+            "examples": [
+              "order.created,order.status_changed"
+            ]
+          },
+          "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 20
+          },
+          "cursor": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 512
+          }
+        },
+        "additionalProperties": false
+      },
+      "headers": {
+        "type": "object",
+        "properties": {
+          "if-none-match": {
+            "type": "string"
+          }
+        },
+        "additionalProperties": true
+      },
+      "response": {
+        "200": {
+          "content": {
+            "application/json": {
+              "schema": EventListSchema
+            }
+          }
+        },
+        "400": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "401": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "406": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "410": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "414": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "415": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "default": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        }
+      }
+    }
+  },
+  "streamEvents": {
+    "operationId": "streamEvents",
+    "method": "GET",
+    "path": "/events/stream",
+    "url": "/api/v1/events/stream",
+    "authenticated": true,
+    "scopes": [],
+    "requestBodyRequired": false,
+    "requestMediaTypes": [],
+    "queryDefaults": [],
+    "schema": {
+      "querystring": {
+        "type": "object",
+        "properties": {
+          "after": {
+            "type": "string",
+            "pattern": "^(0|[1-9][0-9]{0,14})$",
+            "examples": [
+              "1042"
+            ]
+          },
+          "types": {
+            "type": "string",
+            "pattern": "^(order\\.created|order\\.status_changed|article\\.created|comment\\.added)(,(order\\.created|order\\.status_changed|article\\.created|comment\\.added))*$",
+            "examples": [
+              "order.created,order.status_changed"
+            ]
+          }
+        },
+        "additionalProperties": false
+      },
+      "headers": {
+        "type": "object",
+        "properties": {
+          "last-event-id": {
+            "type": "string",
+            "pattern": "^(0|[1-9][0-9]{0,14})$"
+          }
+        },
+        "additionalProperties": true
+      },
+      "response": {
+        "200": {
+          "content": {
+            "text/event-stream": {
+              "schema": {
+                "type": "string",
+                "description": "Server-Sent Events, one per event of the log."
+              }
+            }
+          }
+        },
+        "400": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "401": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "406": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "410": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "414": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "415": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "default": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        }
+      }
+    }
+  },
   "getOpenApiJson": {
     "operationId": "getOpenApiJson",
     "method": "GET",
@@ -3548,4 +3808,4 @@ export const operations = {
 export type OperationId = keyof typeof operations
 
 /** The operationIds, in document order. */
-export const operationIds: readonly OperationId[] = ["listOrders","createOrder","getOrder","replaceOrder","updateOrder","deleteOrder","listOrderItems","payOrder","cancelOrder","refundOrder","listArticles","createArticle","getArticle","replaceArticle","updateArticle","deleteArticle","listArticleComments","createArticleComment","listUsers","createUser","getUser","listUserOrders","listProducts","createProduct","getOpenApiJson","getOpenApiYaml"]
+export const operationIds: readonly OperationId[] = ["listOrders","createOrder","getOrder","replaceOrder","updateOrder","deleteOrder","listOrderItems","payOrder","cancelOrder","refundOrder","listArticles","createArticle","getArticle","replaceArticle","updateArticle","deleteArticle","listArticleComments","createArticleComment","listUsers","createUser","getUser","listUserOrders","listProducts","createProduct","listEvents","streamEvents","getOpenApiJson","getOpenApiYaml"]

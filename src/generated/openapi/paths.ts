@@ -305,6 +305,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events
+         * @description The caller's events, oldest first: its own orders' (with orders:read), every order's for an admin, every article's and comment's for any valid token. Pass the last id you processed as `after` to reconcile; `next_cursor` is null once a page reaches the current end of the log. Events are kept EVENTS_RETENTION (7 days): resuming after an older one is 410 EVENTS_EXPIRED.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream events (Server-Sent Events)
+         * @description The caller's events as they happen, as `text/event-stream`: each event is `id: <event id>`, `event: <type>` and `data: <the Event as JSON>`. Resume after the last id received with `Last-Event-ID` (what EventSource sends when it reconnects) or `after`; without either the stream starts with the next event. A comment line (`: keep-alive`) every 15 s keeps proxies open. At most 10 open streams per caller on one server (429). The stream ends when the token expires or the server shuts down: reconnect with Last-Event-ID.
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -346,7 +386,88 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "order.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An order was created
+         * @description The `order.created` event as it is listed by `GET /events`, sent on `GET /events/stream` and posted to webhook endpoints.
+         */
+        post: operations["orderCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.status_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An order changed state
+         * @description The `order.status_changed` event as it is listed by `GET /events`, sent on `GET /events/stream` and posted to webhook endpoints.
+         */
+        post: operations["orderStatusChangedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "article.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An article was published
+         * @description The `article.created` event as it is listed by `GET /events`, sent on `GET /events/stream` and posted to webhook endpoints.
+         */
+        post: operations["articleCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "comment.added": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A comment was added
+         * @description The `comment.added` event as it is listed by `GET /events`, sent on `GET /events/stream` and posted to webhook endpoints.
+         */
+        post: operations["commentAddedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -790,6 +911,140 @@ export interface components {
             /** @description Pass back as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
         };
+        /**
+         * @description An event's id, its position in the event log (decimal, increasing in delivery order). Resume a list, a stream or a subscription after it.
+         * @example 1042
+         */
+        EventId: string;
+        /**
+         * @description An order was created; `data` is the order as it was created.
+         * @example {
+         *       "id": "1042",
+         *       "type": "order.created",
+         *       "created_at": "2026-01-05T09:00:00.000Z",
+         *       "data": {
+         *         "id": 8,
+         *         "status": "pending",
+         *         "total": 19000,
+         *         "items": [
+         *           {
+         *             "sku": "KB-101",
+         *             "qty": 2,
+         *             "unit_price": 9500
+         *           }
+         *         ],
+         *         "user_id": 3,
+         *         "created_at": "2026-01-05T09:00:00.000Z",
+         *         "updated_at": "2026-01-05T09:00:00.000Z"
+         *       }
+         *     }
+         */
+        OrderCreatedEvent: {
+            id: components["schemas"]["EventId"];
+            /** @constant */
+            type: "order.created";
+            /**
+             * Format: date-time
+             * @description When the change was committed.
+             */
+            created_at: string;
+            data: components["schemas"]["Order"];
+        };
+        /**
+         * @description An order was paid, cancelled or refunded; `data` is the order in its new state.
+         * @example {
+         *       "id": "1043",
+         *       "type": "order.status_changed",
+         *       "created_at": "2026-01-05T09:05:00.000Z",
+         *       "data": {
+         *         "id": 8,
+         *         "status": "paid",
+         *         "total": 19000,
+         *         "items": [
+         *           {
+         *             "sku": "KB-101",
+         *             "qty": 2,
+         *             "unit_price": 9500
+         *           }
+         *         ],
+         *         "user_id": 3,
+         *         "created_at": "2026-01-05T09:00:00.000Z",
+         *         "updated_at": "2026-01-05T09:05:00.000Z"
+         *       }
+         *     }
+         */
+        OrderStatusChangedEvent: {
+            id: components["schemas"]["EventId"];
+            /** @constant */
+            type: "order.status_changed";
+            /**
+             * Format: date-time
+             * @description When the change was committed.
+             */
+            created_at: string;
+            data: components["schemas"]["Order"];
+        };
+        /**
+         * @description An article was published; `data` is the article as it was created.
+         * @example {
+         *       "id": "1044",
+         *       "type": "article.created",
+         *       "created_at": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "id": 4,
+         *         "title": "Designing idempotent APIs",
+         *         "body": "Retries are a fact of life.",
+         *         "author_id": 1,
+         *         "created_at": "2026-11-22T10:00:00.000Z",
+         *         "updated_at": "2026-11-22T10:00:00.000Z"
+         *       }
+         *     }
+         */
+        ArticleCreatedEvent: {
+            id: components["schemas"]["EventId"];
+            /** @constant */
+            type: "article.created";
+            /**
+             * Format: date-time
+             * @description When the change was committed.
+             */
+            created_at: string;
+            data: components["schemas"]["Article"];
+        };
+        /**
+         * @description A comment was added to an article; `data` is the comment.
+         * @example {
+         *       "id": "1045",
+         *       "type": "comment.added",
+         *       "created_at": "2026-11-22T10:30:00.000Z",
+         *       "data": {
+         *         "id": 12,
+         *         "article_id": 4,
+         *         "author_id": 2,
+         *         "body": "Retry-After helps too.",
+         *         "created_at": "2026-11-22T10:30:00.000Z"
+         *       }
+         *     }
+         */
+        CommentAddedEvent: {
+            id: components["schemas"]["EventId"];
+            /** @constant */
+            type: "comment.added";
+            /**
+             * Format: date-time
+             * @description When the change was committed.
+             */
+            created_at: string;
+            data: components["schemas"]["Comment"];
+        };
+        /** @description One event of the log, `data` being the record as the REST API returns it; `type` tells which. */
+        Event: components["schemas"]["OrderCreatedEvent"] | components["schemas"]["OrderStatusChangedEvent"] | components["schemas"]["ArticleCreatedEvent"] | components["schemas"]["CommentAddedEvent"];
+        /** @description A page of events, oldest first (list envelope B). */
+        EventList: {
+            data: components["schemas"]["Event"][];
+            /** @description Pass back as `cursor` for the next page; null when this page reached the current end of the log (poll again later with `after` set to the last id). */
+            next_cursor: string | null;
+        };
         /** @description An RFC 9457 problem. */
         Problem: {
             /**
@@ -1105,6 +1360,30 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The resume point (`after`, `Last-Event-ID`, a cursor) is older than the event log's retention (EVENTS_RETENTION, 7 days): events after it are gone. List from the start of the log (without `after`) to reconcile. */
+        EventsExpired: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/gone",
+                 *       "title": "Gone",
+                 *       "status": 410,
+                 *       "detail": "The events after 12 are no longer kept (EVENTS_RETENTION); resume after 40 or later, or list from the start of the log.",
+                 *       "instance": "/api/v1/events?after=12",
+                 *       "code": "EVENTS_EXPIRED"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The rate limit is exceeded. */
         TooManyRequests: {
             headers: {
@@ -1193,6 +1472,12 @@ export interface components {
         ArticleId: number;
         /** @description The user's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another user. */
         UserId: number;
+        /** @description Only events after this event id (0, the default for the list, is the start of the log). Older than the retention is 410 EVENTS_EXPIRED. */
+        EventsAfter: string;
+        /** @description Only these event types, comma-separated: order.created, order.status_changed, article.created, comment.added. */
+        EventTypes: string;
+        /** @description The id of the last event received (EventSource sends it when it reconnects); the stream resumes after it. Wins over `after`. */
+        LastEventId: string;
         /** @description Page size, 1-100. */
         Limit: number;
         /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
@@ -2924,6 +3209,109 @@ export interface operations {
             default: components["responses"]["InternalError"];
         };
     };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Only events after this event id (0, the default for the list, is the start of the log). Older than the retention is 410 EVENTS_EXPIRED. */
+                after?: components["parameters"]["EventsAfter"];
+                /** @description Only these event types, comma-separated: order.created, order.status_changed, article.created, comment.added. */
+                types?: components["parameters"]["EventTypes"];
+                /** @description Page size, 1-100. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events (list envelope B). */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            410: components["responses"]["EventsExpired"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            default: components["responses"]["InternalError"];
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /** @description Only events after this event id (0, the default for the list, is the start of the log). Older than the retention is 410 EVENTS_EXPIRED. */
+                after?: components["parameters"]["EventsAfter"];
+                /** @description Only these event types, comma-separated: order.created, order.status_changed, article.created, comment.added. */
+                types?: components["parameters"]["EventTypes"];
+            };
+            header?: {
+                /** @description The id of the last event received (EventSource sends it when it reconnects); the stream resumes after it. Wins over `after`. */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream; it stays open. */
+            200: {
+                headers: {
+                    /** @description `no-store`: an event stream is never cached. */
+                    "Cache-Control"?: string;
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id: 1042
+                     *     event: order.created
+                     *     data: {"id":"1042","type":"order.created","created_at":"2026-01-05T09:00:00.000Z","data":{"id":8,"status":"pending","total":19000,"items":[{"sku":"KB-101","qty":2,"unit_price":9500}],"user_id":3,"created_at":"2026-01-05T09:00:00.000Z","updated_at":"2026-01-05T09:00:00.000Z"}}
+                     *
+                     *     : keep-alive
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            410: components["responses"]["EventsExpired"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            default: components["responses"]["InternalError"];
+        };
+    };
     getOpenApiJson: {
         parameters: {
             query?: never;
@@ -3002,6 +3390,94 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];
+        };
+    };
+    orderCreatedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    orderStatusChangedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderStatusChangedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    articleCreatedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ArticleCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    commentAddedEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CommentAddedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

@@ -1095,6 +1095,221 @@ export const UserOrderListSchema = {
   }
 }
 
+export const EventIdSchema = {
+  "type": "string",
+  "pattern": "^[1-9][0-9]{0,18}$",
+  "description": "An event's id, its position in the event log (decimal, increasing in delivery order). Resume a list, a stream or a subscription after it.",
+  "examples": [
+    "1042"
+  ]
+}
+
+export const OrderCreatedEventSchema = {
+  "type": "object",
+  "additionalProperties": false,
+  "required": [
+    "id",
+    "type",
+    "created_at",
+    "data"
+  ],
+  "description": "An order was created; `data` is the order as it was created.",
+  "properties": {
+    "id": EventIdSchema,
+    "type": {
+      "type": "string",
+      "const": "order.created"
+    },
+    "created_at": {
+      "type": "string",
+      "format": "date-time",
+      "description": "When the change was committed."
+    },
+    "data": OrderSchema
+  },
+  "examples": [
+    {
+      "id": "1042",
+      "type": "order.created",
+      "created_at": "2026-01-05T09:00:00.000Z",
+      "data": {
+        "id": 8,
+        "status": "pending",
+        "total": 19000,
+        "items": [
+          {
+            "sku": "KB-101",
+            "qty": 2,
+            "unit_price": 9500
+          }
+        ],
+        "user_id": 3,
+        "created_at": "2026-01-05T09:00:00.000Z",
+        "updated_at": "2026-01-05T09:00:00.000Z"
+      }
+    }
+  ]
+}
+
+export const OrderStatusChangedEventSchema = {
+  "type": "object",
+  "additionalProperties": false,
+  "required": [
+    "id",
+    "type",
+    "created_at",
+    "data"
+  ],
+  "description": "An order was paid, cancelled or refunded; `data` is the order in its new state.",
+  "properties": {
+    "id": EventIdSchema,
+    "type": {
+      "type": "string",
+      "const": "order.status_changed"
+    },
+    "created_at": {
+      "type": "string",
+      "format": "date-time",
+      "description": "When the change was committed."
+    },
+    "data": OrderSchema
+  },
+  "examples": [
+    {
+      "id": "1043",
+      "type": "order.status_changed",
+      "created_at": "2026-01-05T09:05:00.000Z",
+      "data": {
+        "id": 8,
+        "status": "paid",
+        "total": 19000,
+        "items": [
+          {
+            "sku": "KB-101",
+            "qty": 2,
+            "unit_price": 9500
+          }
+        ],
+        "user_id": 3,
+        "created_at": "2026-01-05T09:00:00.000Z",
+        "updated_at": "2026-01-05T09:05:00.000Z"
+      }
+    }
+  ]
+}
+
+export const ArticleCreatedEventSchema = {
+  "type": "object",
+  "additionalProperties": false,
+  "required": [
+    "id",
+    "type",
+    "created_at",
+    "data"
+  ],
+  "description": "An article was published; `data` is the article as it was created.",
+  "properties": {
+    "id": EventIdSchema,
+    "type": {
+      "type": "string",
+      "const": "article.created"
+    },
+    "created_at": {
+      "type": "string",
+      "format": "date-time",
+      "description": "When the change was committed."
+    },
+    "data": ArticleSchema
+  },
+  "examples": [
+    {
+      "id": "1044",
+      "type": "article.created",
+      "created_at": "2026-11-22T10:00:00.000Z",
+      "data": {
+        "id": 4,
+        "title": "Designing idempotent APIs",
+        "body": "Retries are a fact of life.",
+        "author_id": 1,
+        "created_at": "2026-11-22T10:00:00.000Z",
+        "updated_at": "2026-11-22T10:00:00.000Z"
+      }
+    }
+  ]
+}
+
+export const CommentAddedEventSchema = {
+  "type": "object",
+  "additionalProperties": false,
+  "required": [
+    "id",
+    "type",
+    "created_at",
+    "data"
+  ],
+  "description": "A comment was added to an article; `data` is the comment.",
+  "properties": {
+    "id": EventIdSchema,
+    "type": {
+      "type": "string",
+      "const": "comment.added"
+    },
+    "created_at": {
+      "type": "string",
+      "format": "date-time",
+      "description": "When the change was committed."
+    },
+    "data": CommentSchema
+  },
+  "examples": [
+    {
+      "id": "1045",
+      "type": "comment.added",
+      "created_at": "2026-11-22T10:30:00.000Z",
+      "data": {
+        "id": 12,
+        "article_id": 4,
+        "author_id": 2,
+        "body": "Retry-After helps too.",
+        "created_at": "2026-11-22T10:30:00.000Z"
+      }
+    }
+  ]
+}
+
+export const EventSchema = {
+  "description": "One event of the log, `data` being the record as the REST API returns it; `type` tells which.",
+  "oneOf": [
+    OrderCreatedEventSchema,
+    OrderStatusChangedEventSchema,
+    ArticleCreatedEventSchema,
+    CommentAddedEventSchema
+  ]
+}
+
+export const EventListSchema = {
+  "type": "object",
+  "additionalProperties": false,
+  "required": [
+    "data",
+    "next_cursor"
+  ],
+  "description": "A page of events, oldest first (list envelope B).",
+  "properties": {
+    "data": {
+      "type": "array",
+      "items": EventSchema
+    },
+    "next_cursor": {
+      "type": [
+        "string",
+        "null"
+      ],
+      "description": "Pass back as `cursor` for the next page; null when this page reached the current end of the log (poll again later with `after` set to the last id)."
+    }
+  }
+}
+
 export const ProblemFieldErrorSchema = {
   "type": "object",
   "additionalProperties": false,

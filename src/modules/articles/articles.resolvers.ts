@@ -8,7 +8,7 @@ import { orNull } from '../../graphql/or-null.ts'
 import type { MercuriusContext } from 'mercurius'
 import mercurius from 'mercurius'
 import { subscriptionError } from '../../graphql/errors.ts'
-import { subscribeBounded } from '../../graphql/pubsub.ts'
+import { resolvingEvent, subscribeAfter } from '../../graphql/event-replay.ts'
 import type { Comment } from '../../contract-types.ts'
 import { toConnection } from '../../graphql/connection.ts'
 import { toGlobalId } from '../../graphql/global-id.ts'
@@ -67,12 +67,14 @@ export const articleResolvers: Resolvers = {
           } catch (error) {
             throw subscriptionError(error)
           }
-          return subscribeBounded(ctx, 'comment.added')
+          return subscribeAfter(ctx, 'comment.added', args.after).catch((error: unknown) => {
+            throw subscriptionError(error)
+          })
         },
         (payload: { articleId: number }, args: SubscriptionCommentAddedArgs) =>
           payload.articleId === parseId(args.articleId, 'articleId', 'Article'),
       ),
-      resolve: (payload: { comment: Comment }) => payload.comment,
+      resolve: resolvingEvent((payload: { comment: Comment; eventId?: string }) => payload.comment),
     },
   },
   Article: {

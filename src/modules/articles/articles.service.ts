@@ -95,9 +95,11 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
       return runWrite(db, options.idempotency, async ({ trx, afterCommit }) => {
         await requireAuthorExists(trx, caller)
         const row = await repository.insertArticle(trx, { authorId: caller.userId, title: input.title, body: input.body })
-        await recordEvent(trx, 'article.created', { articleId: row.id, authorId: row.author_id })
+        const article = toArticle(row)
+        // The event log serves the article as it was created (src/modules/events).
+        await recordEvent(trx, 'article.created', { articleId: row.id, authorId: row.author_id, article }, null)
         afterCommit(() => invalidate([cacheReferences.articles]))
-        return toArticle(row)
+        return article
       })
     },
 
@@ -156,7 +158,7 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
         await requireAuthorExists(trx, caller)
         const row = await repository.insertComment(trx, { articleId, authorId: caller.userId, body: input.body })
         const comment = toComment(row)
-        await recordEvent(trx, 'comment.added', { commentId: row.id, articleId, authorId: row.author_id, comment })
+        await recordEvent(trx, 'comment.added', { commentId: row.id, articleId, authorId: row.author_id, comment }, null)
         return comment
       })
     },

@@ -11,6 +11,7 @@ import type {
   MutationPayOrderArgs,
   MutationRefundOrderArgs,
   Resolvers,
+  SubscriptionOrderCreatedArgs,
   SubscriptionOrderStatusChangedArgs,
 } from '../../generated/graphql/types.ts'
 import type { Loaders } from '../../graphql/loaders.ts'
@@ -22,11 +23,11 @@ import type { MercuriusContext } from 'mercurius'
 import type { OrderAction } from './orders.service.ts'
 import type { OrderRelations } from './orders.repository.ts'
 import type { FieldNode } from 'graphql'
-import type { Order } from '../../contract-types.ts'
+import type { EventType, Order } from '../../contract-types.ts'
 import mercurius from 'mercurius'
 import { isOwnerOrAdmin, requireScope } from '../../auth/policy.ts'
 import { subscriptionError } from '../../graphql/errors.ts'
-import { subscribeBounded } from '../../graphql/pubsub.ts'
+import { resolvingEvent, subscribeAfter } from '../../graphql/event-replay.ts'
 import { toConnection } from '../../graphql/connection.ts'
 import { toGlobalId } from '../../graphql/global-id.ts'
 import {
@@ -39,7 +40,7 @@ import {
 import { userRelationsOf } from '../users/users.resolvers.ts'
 import { lookupPerSize } from '../../pagination/per-parent.ts'
 
-type OrderEvent = { orderId: number; userId: number; order: Order }
+type OrderEvent = { orderId: number; userId: number; order: Order; eventId?: string }
 
 /** What the Order fields selected (`fields`) need read with each order: its owner, with what is selected under it. */
 function orderRelationsOf(fields: SelectedFields, context: SelectionContext): OrderRelations {
@@ -68,7 +69,11 @@ function orderRelationsOfBatch(infos: ReadonlyArray<SelectionContext & { fieldNo
  * A subscription to an order topic that delivers only events about orders the subscriber may read
  * (the same policy as Query.order), further narrowed by `matches`.
  */
-function subscribeTo<Args>(topic: string, matches: (payload: OrderEvent, args: Args) => boolean, checkArgs?: (args: Args) => void) {
+function subscribeTo<Args extends { after?: string | null }>(
+  topic: EventType,
+  matches: (payload: OrderEvent, args: Args) => boolean,
+  checkArgs?: (args: Args) => void,
+) {
   return mercurius.withFilter(
     (_root: unknown, args: Args, ctx: MercuriusContext) => {
       try {
@@ -77,14 +82,16 @@ function subscribeTo<Args>(topic: string, matches: (payload: OrderEvent, args: A
       } catch (error) {
         throw subscriptionError(error)
       }
-      return subscribeBounded(ctx, topic)
+      return subscribeAfter(ctx, topic, args.after).catch((error: unknown) => {
+        throw subscriptionError(error)
+      })
     },
     (payload: OrderEvent, args: Args, ctx: MercuriusContext) => isOwnerOrAdmin(ctx.caller, payload.userId) && matches(payload, args),
   )
 }
 
 /** The order as the event recorded it; its related fields resolve through the usual loaders. */
-const resolveOrder = (payload: OrderEvent) => payload.order
+const resolveOrder = resolvingEvent((payload: OrderEvent) => payload.order)
 /** The arguments payOrder, cancelOrder and refundOrder share. */
 type ActionArgs = MutationPayOrderArgs | MutationCancelOrderArgs | MutationRefundOrderArgs
 
@@ -156,7 +163,7 @@ export const orderResolvers: Resolvers = {
 
   Subscription: {
     orderCreated: {
-      subscribe: subscribeTo('order.created', () => true),
+      subscribe: subscribeTo('order.created', (_payload, _args: SubscriptionOrderCreatedArgs) => true),
       resolve: resolveOrder,
     },
     orderStatusChanged: {

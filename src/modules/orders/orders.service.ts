@@ -315,7 +315,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
           const row = await repository.insertOrderWithItems(trx, { userId: caller.userId, total: pricing.total }, pricing.items)
           const order = toOrder(row, pricing.items)
           // The event carries the order as it was created, not as a subscriber later finds it.
-          await recordEvent(trx, 'order.created', { orderId: row.id, userId: row.user_id, order })
+          await recordEvent(trx, 'order.created', { orderId: row.id, userId: row.user_id, order }, row.user_id)
           return order
         },
       })
@@ -365,14 +365,19 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
         }
         const updated = await repository.updateOrder(trx, id, { status: to })
         const order = { ...current!, status: updated.status, updated_at: updated.updated_at.toISOString() }
-        await recordEvent(trx, 'order.status_changed', {
-          orderId: id,
-          userId: row.user_id,
-          from,
-          to,
-          ...(reason ? { reason } : {}),
-          order,
-        })
+        await recordEvent(
+          trx,
+          'order.status_changed',
+          {
+            orderId: id,
+            userId: row.user_id,
+            from,
+            to,
+            ...(reason ? { reason } : {}),
+            order,
+          },
+          row.user_id,
+        )
         return order
       })
     },

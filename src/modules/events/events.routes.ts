@@ -1,0 +1,32 @@
+/** REST handlers for the event log, by operationId. */
+import type { FastifyInstance } from 'fastify'
+import { sendNestedCollection } from '../../http/envelopes.ts'
+import type { OperationHandlers } from '../../http/register-operations.ts'
+import { requireCaller } from '../../plugins/auth.ts'
+import { parseEventId, parseEventTypes } from './events.service.ts'
+
+export function eventHandlers(app: FastifyInstance): OperationHandlers {
+  return {
+    listEvents: async (request, reply) => {
+      const { after, types, cursor, limit } = request.query
+      const page = await app.services.events.list(requireCaller(request), { after, types, cursor, limit })
+      return sendNestedCollection(reply, page, undefined)
+    },
+
+    streamEvents: async (request, reply) => {
+      const caller = requireCaller(request)
+      // EventSource sends Last-Event-ID when it reconnects: it wins over the URL's `after`, which
+      // is the position the stream was first opened at.
+      const lastEventId = request.headers['last-event-id']
+      const after =
+        lastEventId !== undefined
+          ? parseEventId(lastEventId, 'header', 'Last-Event-ID')
+          : request.query.after === undefined
+            ? undefined
+            : parseEventId(request.query.after, 'query', 'after')
+      const types = parseEventTypes(request.query.types, 'query', 'types')
+      await app.eventStreams.open(reply, { caller, after, types })
+      return reply
+    },
+  }
+}
