@@ -32,6 +32,7 @@ export const GRAPHIQL_EXAMPLE_QUERY = `# A user with their last orders and the i
     name
     orders(last: 2) {
       id
+      databaseId
       status
       total
       items {

@@ -8,6 +8,7 @@
 import t from 'tap'
 import { sql } from 'kysely'
 import { bearer, build } from '../helper.ts'
+import { toGlobalId } from '../../src/graphql/global-id.ts'
 
 const admin = bearer(1, 'admin')
 const grace = bearer(2, 'orders:read orders:write articles:write')
@@ -354,7 +355,7 @@ t.test('the limits refuse deep or expensive connection queries before anything r
   t.equal(statements, 0, 'nothing reached the database')
 })
 
-t.test('Product.id is the sku: stable, and usable with product(sku:)', async (t) => {
+t.test("Product.id is the sku's global id: stable, the same wherever the product is reached", async (t) => {
   const app = await build(t, { env: { EVENTS_RELAY: 'false' } })
   const body = await graphql(
     app,
@@ -362,8 +363,9 @@ t.test('Product.id is the sku: stable, and usable with product(sku:)', async (t)
     '{ productsConnection(first: 2) { edges { node { id sku } } } product(sku: "KB-101") { id } orders(first: 1) { items { product { id sku } } } }',
   )
   t.notOk(body.errors)
-  for (const edge of (body.data!.productsConnection as ConnectionPage).edges) t.equal(edge.node.id, edge.node.sku)
-  t.same(body.data!.product, { id: 'KB-101' })
+  for (const edge of (body.data!.productsConnection as ConnectionPage).edges)
+    t.equal(edge.node.id, toGlobalId('Product', String(edge.node.sku)))
+  t.same(body.data!.product, { id: toGlobalId('Product', 'KB-101') })
   const item = (body.data!.orders as Array<{ items: Array<{ product: { id: string; sku: string } }> }>)[0]!.items[0]!
-  t.equal(item.product.id, item.product.sku, 'the same identity wherever the product is reached')
+  t.equal(item.product.id, toGlobalId('Product', item.product.sku), 'the same identity wherever the product is reached')
 })

@@ -112,15 +112,16 @@ t.test('nodes: every type in order, null and errors at their index, one statemen
     toGlobalId('Order', 1),
     toGlobalId('User', 3), // Alan's record
   ]
-  const { body, statements } = await run(
-    grace,
-    `query ($ids: [ID!]!) { nodes(ids: $ids) { __typename id
+  const query = `query ($ids: [ID!]!) { nodes(ids: $ids) { __typename id
       ... on User { databaseId name } ... on Order { databaseId status } ... on Product { sku }
       ... on Company { databaseId name } ... on Author { databaseId name } ... on Article { databaseId }
-      ... on Comment { databaseId } } }`,
-    { ids },
-  )
+      ... on Comment { databaseId } } }`
+  const { body, statements } = await run(grace, query, { ids })
   const nodes = body.data?.nodes as Array<Record<string, unknown> | null>
+  // The second run of a document executes compiled by graphql-jit (GRAPHQL_JIT=1): the same answer.
+  const compiled = await run(grace, query, { ids })
+  t.strictSame(compiled.body.data, body.data, 'the same data compiled by graphql-jit')
+  t.same(compiled.body.errors, body.errors, 'and the same errors')
   t.equal(nodes.length, ids.length)
   t.match(nodes[0], { __typename: 'User', id: ids[0], databaseId: 2, name: 'Grace Hopper' })
   t.match(nodes[1], { __typename: 'Order', id: ids[1], databaseId: 2 })

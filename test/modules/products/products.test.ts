@@ -76,7 +76,7 @@ t.test('products: only an admin adds one; a taken sku is 409 and leaves the cata
     ada,
     'mutation { createProduct(input: { sku: "LM-808", name: "Desk lamp", price: 3900 }) { id name price } }',
   )
-  t.same(viaGraphql.data.createProduct, { id: 'LM-808', name: 'Desk lamp', price: 3900 })
+  t.same(viaGraphql.data.createProduct, { id: toGlobalId('Product', 'LM-808'), name: 'Desk lamp', price: 3900 })
   const takenViaGraphql = await graphql(app, ada, 'mutation { createProduct(input: { sku: "LM-808", name: "Lamp", price: 1 }) { sku } }')
   t.equal(takenViaGraphql.errors[0].extensions.code, 'CONFLICT')
 
