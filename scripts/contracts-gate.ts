@@ -97,9 +97,9 @@ export function openApiBreakingChanges(before: OpenApiDocument, after: OpenApiDo
   const { diffs } = apiCompare(before, after)
   const changes: BreakingChange[] = []
   for (const d of diffs) {
-    if (d.type !== 'breaking') continue
     const [section, name, method, ...rest] = d.path.map(String)
     if ((section !== 'paths' && section !== 'webhooks') || name === undefined) continue
+    if (d.type !== 'breaking' && !(section === 'webhooks' && breaksWebhookReceivers(d))) continue
     const where = rest.filter(
       (part) => !/^\d+$/.test(part) && !['content', 'schema', 'properties', 'allOf', 'oneOf', 'anyOf', 'items'].includes(part),
     )
@@ -113,6 +113,21 @@ export function openApiBreakingChanges(before: OpenApiDocument, after: OpenApiDo
     }
   }
   return dedupe(changes)
+}
+
+/** Keywords that document rather than constrain: changing them breaks nobody. */
+const ANNOTATIONS = new Set(['description', 'summary', 'title', 'example', 'examples', 'externalDocs', 'deprecated', '$comment'])
+
+/**
+ * api-smart-diff leaves changes under `webhooks` unclassified. A webhook's receiver reads its payload as a
+ * client reads a response, so removing or changing anything there (the webhook, a payload field, a
+ * required entry, a type) is breaking, and an addition is not. Stricter than for responses (a narrowed
+ * enum counts too): a receiver's parser is often generated and strict.
+ */
+function breaksWebhookReceivers(d: { type: string; action: string; path: readonly unknown[] }): boolean {
+  if (d.type !== 'unclassified' || d.action === 'add') return false
+  // `title` under `properties` is a payload field named title, not an annotation.
+  return !d.path.some((part, i) => ANNOTATIONS.has(String(part)) && d.path[i - 1] !== 'properties')
 }
 
 export async function graphqlBreakingChanges(beforeSdl: string, afterSdl: string): Promise<BreakingChange[]> {
@@ -182,7 +197,7 @@ async function main(): Promise<number> {
         [...byKey.values()]
           .map((group) => {
             const first = group[0] as BreakingChange
-            const label = first.contract === 'openapi.yaml' ? 'REST' : 'GraphQL'
+            const label = first.contract === 'schema.graphql' ? 'GraphQL' : first.key.startsWith('webhook ') ? 'Webhook' : 'REST'
             const details = [...new Set(group.map((change) => change.detail))].map((detail) => `      ${detail}`).join('\n')
             return `  - ${label} \`${first.key}\`: <what changed and how to migrate>\n${details}`
           })

@@ -174,6 +174,22 @@ async function run(): Promise<void> {
     await page.close()
   })
 
+  t.test("/docs shows each operation's examples: a request body and a response", async (t) => {
+    const page = await watchedPage(t, context, allowedHosts)
+    await page.goto(`${service}/docs`)
+    const getUser = page.locator('#operations-users-getUser')
+    await getUser.locator('.opblock-summary').first().click({ timeout: WAIT_MS })
+    const responses = getUser.locator('.responses-table').first()
+    await responses.waitFor({ timeout: WAIT_MS })
+    t.match(await responses.innerText(), /"name": "Grace Hopper"/, "getUser's 200 example")
+    const createProduct = page.locator('#operations-products-createProduct')
+    await createProduct.locator('.opblock-summary').first().click()
+    const body = createProduct.locator('.opblock-section-request-body').first()
+    await body.waitFor({ timeout: WAIT_MS })
+    t.match(await body.innerText(), /"sku": "DK-707"/, "createProduct's request example")
+    await page.close()
+  })
+
   t.test('GraphiQL at /graphiql: the header template filled in loads the schema and runs the example query', async (t) => {
     const page = await watchedPage(t, context, allowedHosts)
     await page.goto(`${service}/graphiql`)

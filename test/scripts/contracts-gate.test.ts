@@ -5,7 +5,7 @@
  * an additive edit passes, and the persisted documents must still validate.
  */
 import t, { type Test } from 'tap'
-import { spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -14,7 +14,11 @@ import { parse, stringify } from 'yaml'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..')
 
+// A dozen runs of `npm run contracts:gate`, each a few seconds on a busy machine.
+t.setTimeout(600_000)
+
 type OpenApi = {
+  webhooks?: Record<string, unknown>
   paths: Record<string, Record<string, { operationId?: string; parameters?: unknown[]; responses?: unknown }>>
   components: { schemas: Record<string, { enum?: string[]; properties?: Record<string, unknown>; required?: string[] }> }
 }
@@ -22,22 +26,43 @@ type OpenApi = {
 /** A temp copy of everything the gate reads; `edit` changes it before the gate runs. */
 async function gate(
   t: Test,
-  edit: { openapi?: (doc: OpenApi) => void; sdl?: (sdl: string) => string; changelog?: (text: string) => string } = {},
+  edit: {
+    openapi?: (doc: OpenApi) => void
+    /** Edits the release's openapi.yaml (to give it what today's contract then changes). */
+    releasedOpenapi?: (doc: OpenApi) => void
+    sdl?: (sdl: string) => string
+    changelog?: (text: string) => string
+    packageVersion?: string
+  } = {},
 ) {
   const dir = await mkdtemp(join(tmpdir(), 'contracts-gate-'))
   t.teardown(() => rm(dir, { recursive: true, force: true }))
   for (const entry of ['openapi.yaml', 'schema.graphql', 'CHANGELOG.md', 'package.json', 'operations', 'contracts']) {
     await cp(join(root, entry), join(dir, entry), { recursive: true })
   }
-  if (edit.openapi) {
-    const doc = parse(await readFile(join(dir, 'openapi.yaml'), 'utf8')) as OpenApi
-    edit.openapi(doc)
-    await writeFile(join(dir, 'openapi.yaml'), stringify(doc))
+  for (const [file, change] of [
+    ['openapi.yaml', edit.openapi],
+    ['contracts/releases/0.2.0/openapi.yaml', edit.releasedOpenapi],
+  ] as const) {
+    if (!change) continue
+    const doc = parse(await readFile(join(dir, file), 'utf8')) as OpenApi
+    change(doc)
+    await writeFile(join(dir, file), stringify(doc))
+  }
+  if (edit.packageVersion) {
+    const pkg = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as { version: string }
+    await writeFile(join(dir, 'package.json'), JSON.stringify({ ...pkg, version: edit.packageVersion }))
   }
   if (edit.sdl) await writeFile(join(dir, 'schema.graphql'), edit.sdl(await readFile(join(dir, 'schema.graphql'), 'utf8')))
   if (edit.changelog) await writeFile(join(dir, 'CHANGELOG.md'), edit.changelog(await readFile(join(dir, 'CHANGELOG.md'), 'utf8')))
-  const result = spawnSync('npm', ['run', '-s', 'contracts:gate', '--', '--root', dir], { cwd: root, encoding: 'utf8' })
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr }
+  // Asynchronous, so that a test can run several gates at once.
+  const child = spawn('npm', ['run', '-s', 'contracts:gate', '--', '--root', dir], { cwd: root })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk) => (stdout += chunk))
+  child.stderr.on('data', (chunk) => (stderr += chunk))
+  const status = await new Promise<number | null>((resolve) => child.on('close', resolve))
+  return { status, stdout, stderr }
 }
 
 /** Adds lines to the top (unreleased) section's "### Breaking" list. */
@@ -64,48 +89,51 @@ t.test('today’s contracts pass against the latest release', async (t) => {
 })
 
 t.test('removing a response field fails in each contract and names the change to list', async (t) => {
-  const rest = await gate(t, {
-    openapi: (doc) => {
-      const user = doc.components.schemas.User as { properties: Record<string, unknown>; required: string[] }
-      delete user.properties.name
-      user.required = user.required.filter((name) => name !== 'name')
-    },
-  })
+  const [rest, graphql] = await Promise.all([
+    gate(t, {
+      openapi: (doc) => {
+        const user = doc.components.schemas.User as { properties: Record<string, unknown>; required: string[] }
+        delete user.properties.name
+        user.required = user.required.filter((name) => name !== 'name')
+      },
+    }),
+    gate(t, { sdl: (sdl) => replaceOnce(sdl, ORDER_TOTAL, '') }),
+  ])
   t.equal(rest.status, 1)
   t.match(rest.stderr, /REST `GET \/users\/\{id\}`/)
   t.match(rest.stderr, /name/)
-
-  const graphql = await gate(t, { sdl: (sdl) => replaceOnce(sdl, ORDER_TOTAL, '') })
   t.equal(graphql.status, 1)
   t.match(graphql.stderr, /GraphQL `Order\.total`/)
 })
 
 t.test('narrowing an enum a client sends fails in each contract', async (t) => {
-  const rest = await gate(t, {
-    openapi: (doc) => {
-      const status = doc.components.schemas.OrderStatus as { enum: string[] }
-      status.enum = status.enum.filter((value) => value !== 'refunded')
-    },
-  })
+  const [rest, graphql] = await Promise.all([
+    gate(t, {
+      openapi: (doc) => {
+        const status = doc.components.schemas.OrderStatus as { enum: string[] }
+        status.enum = status.enum.filter((value) => value !== 'refunded')
+      },
+    }),
+    gate(t, { sdl: (sdl) => replaceOnce(sdl, REFUNDED, '') }),
+  ])
   t.equal(rest.status, 1)
   t.match(rest.stderr, /REST `GET \/orders`/)
-
-  const graphql = await gate(t, { sdl: (sdl) => replaceOnce(sdl, REFUNDED, '') })
   t.equal(graphql.status, 1)
   t.match(graphql.stderr, /GraphQL `OrderStatus\.refunded`/)
 })
 
 t.test('adding a required parameter or argument fails in each contract', async (t) => {
-  const rest = await gate(t, {
-    openapi: (doc) => {
-      doc.paths['/articles']?.get?.parameters?.push({ name: 'region', in: 'query', required: true, schema: { type: 'string' } })
-    },
-  })
+  const [rest, graphql] = await Promise.all([
+    gate(t, {
+      openapi: (doc) => {
+        doc.paths['/articles']?.get?.parameters?.push({ name: 'region', in: 'query', required: true, schema: { type: 'string' } })
+      },
+    }),
+    gate(t, { sdl: (sdl) => replaceOnce(sdl, '  orders(\n', '  orders(\n    region: String!\n') }),
+  ])
   t.equal(rest.status, 1)
   t.match(rest.stderr, /REST `GET \/articles`/)
   t.match(rest.stderr, /region/)
-
-  const graphql = await gate(t, { sdl: (sdl) => replaceOnce(sdl, '  orders(\n', '  orders(\n    region: String!\n') })
   t.equal(graphql.status, 1)
   t.match(graphql.stderr, /GraphQL `Query\.orders\.region`/)
 })
@@ -163,4 +191,64 @@ t.test('a persisted document the new schema refuses fails the gate even when the
   t.equal(result.status, 1)
   t.match(result.stderr, /persisted documents that today's schema refuses/)
   t.match(result.stderr, /operations\/\w+\.graphql: Cannot query field "total" on type "Order"/)
+})
+
+t.test('a webhook or a field of its payload removed fails; a new payload field passes', async (t) => {
+  const webhooks = () => ({
+    'order.created': {
+      post: {
+        requestBody: {
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['id', 'title'],
+                properties: { id: { type: 'string' }, title: { type: 'string', description: 'A field named title.' } },
+              },
+            },
+          },
+        },
+        responses: { '200': { description: 'Received.' } },
+      },
+    },
+    'order.archived': { post: { responses: { '200': { description: 'Received.' } } } },
+  })
+  const released = (doc: OpenApi) => {
+    doc.webhooks = webhooks()
+  }
+  const removed = await gate(t, {
+    releasedOpenapi: released,
+    openapi: (doc) => {
+      const hooks = webhooks() as Record<
+        string,
+        { post: { requestBody?: { content: Record<string, { schema: OpenApi['components']['schemas'][string] }> } } }
+      >
+      delete hooks['order.archived']
+      const payload = hooks['order.created']!.post.requestBody!.content['application/json']!.schema
+      delete payload.properties!.title
+      payload.required = ['id']
+      doc.webhooks = hooks
+    },
+  })
+  t.equal(removed.status, 1)
+  t.match(removed.stderr, /Webhook `webhook order\.archived`/)
+  t.match(removed.stderr, /Webhook `webhook order\.created`/)
+
+  const added = await gate(t, {
+    releasedOpenapi: released,
+    openapi: (doc) => {
+      const hooks = webhooks() as ReturnType<typeof webhooks> & Record<string, unknown>
+      const schema = hooks['order.created'].post.requestBody.content['application/json'].schema as { properties: Record<string, unknown> }
+      schema.properties.note = { type: 'string', description: 'Added later.' }
+      hooks['order.created'].post.requestBody.content['application/json'].schema.properties.title.description = 'Reworded.'
+      doc.webhooks = hooks
+    },
+  })
+  t.equal(added.status, 0, added.stderr)
+})
+
+t.test("package.json's version must be the latest release", async (t) => {
+  const result = await gate(t, { packageVersion: '0.3.0' })
+  t.equal(result.status, 1)
+  t.match(result.stderr, /package\.json's version is 0\.3\.0, but the latest release in contracts\/releases\/ is 0\.2\.0/)
 })
