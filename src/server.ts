@@ -54,5 +54,5 @@ closeWithGrace({ delay: grace }, async ({ signal, err }) => {
   }
   await app.close()
 })
-const address = await app.listen({ host: config.host, port: config.port })
+const address = await app.listen({ host: config.host, port: config.port }).catch(exitOnStartupFailure)
 process.stderr.write(startBanner(config, address))
