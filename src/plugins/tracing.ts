@@ -19,7 +19,8 @@
  * file path or source text (@fastify/otel names a handler after its function or its plugin, which
  * for an anonymous one is the minified source or the file it came from), and a 4xx is the
  * caller's mistake, not the service's: the server span (and the handler's, whose error became
- * that 4xx) is left unset, as the HTTP conventions say, and carries no exception event.
+ * that 4xx) is left unset, as the HTTP conventions say, and carries no exception event
+ * (`httpStatusConventions`).
  *
  * Background work (the outbox relay, housekeeping: plugins/events.ts) runs through `background`,
  * outside any request's trace even when a request's write woke it (on PGlite, NOTIFY is delivered
@@ -38,7 +39,6 @@ import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { LogEvent } from 'kysely'
 import type { AppConfig } from '../config.ts'
-import { isErrorCode, statusOf } from '../errors.ts'
 
 type OpenTelemetryApi = typeof import('@opentelemetry/api')
 
@@ -108,24 +108,21 @@ export function traceLogFields(api: OpenTelemetryApi): () => Record<string, stri
   }
 }
 
+/** Handler spans waiting for their request's status, at most (beyond, the oldest goes on as it is). */
+const MAX_HELD_HANDLER_SPANS = 1000
+
 /**
  * OpenTelemetry's HTTP conventions for span status, applied to what `next` (the exporting
  * processor) receives: @fastify/otel marks the request span ERROR for any error a handler threw,
  * whatever the answer, and the handler's span too. A 4xx is the caller's mistake: the server span
- * is handed on unset, and so is a handler span whose error is a catalogue error of a 4xx status,
- * both without their exception events (a stack trace of the service's files). A 5xx keeps its
- * ERROR and its exception.
+ * is handed on unset, and so is the span of a handler whose error became that 4xx, both without
+ * their exception events (a stack trace of the service's files). A 5xx keeps its ERROR and its
+ * exception. A handler's span ends before the answer's status is known, so one that ended in
+ * error is held until its request's span ends (just after, as the answer is sent).
  */
 function httpStatusConventions(api: OpenTelemetryApi, next: SpanProcessor): SpanProcessor {
   const EXCEPTION = 'exception'
-  const clientError = (span: ReadableSpan): boolean => {
-    if (span.status.code !== api.SpanStatusCode.ERROR) return false
-    const status = span.attributes['http.response.status_code']
-    if (typeof status === 'number') return status < 500
-    if (span.attributes['fastify.type'] !== 'request-handler') return false
-    const type = span.events.find((event) => event.name === EXCEPTION)?.attributes?.['exception.type']
-    return isErrorCode(type) && statusOf(type) < 500
-  }
+  const isError = (span: ReadableSpan) => span.status.code === api.SpanStatusCode.ERROR
   // The API has no way back from ERROR (setStatus ignores UNSET): the exporter gets a copy.
   const unset = (span: ReadableSpan): ReadableSpan => ({
     name: span.name,
@@ -146,11 +143,39 @@ function httpStatusConventions(api: OpenTelemetryApi, next: SpanProcessor): Span
     droppedEventsCount: span.droppedEventsCount,
     droppedLinksCount: span.droppedLinksCount,
   })
+  /** Failed handler spans by their request span's id. */
+  const held = new Map<string, ReadableSpan[]>()
+  const release = (requestSpanId: string, clientError: boolean) => {
+    for (const span of held.get(requestSpanId) ?? []) next.onEnd(clientError ? unset(span) : span)
+    held.delete(requestSpanId)
+  }
   return {
     onStart: (span, context) => next.onStart(span, context),
-    onEnd: (span) => next.onEnd(clientError(span) ? unset(span) : span),
-    forceFlush: () => next.forceFlush(),
-    shutdown: () => next.shutdown(),
+    onEnd(span) {
+      const parent = span.parentSpanContext?.spanId
+      if (parent !== undefined && isError(span) && span.attributes['fastify.type'] === 'request-handler') {
+        held.set(parent, [...(held.get(parent) ?? []), span])
+        const oldest = held.size > MAX_HELD_HANDLER_SPANS ? held.keys().next().value : undefined
+        if (oldest !== undefined) release(oldest, false)
+        return
+      }
+      const status = span.attributes['http.response.status_code']
+      if (typeof status !== 'number') {
+        next.onEnd(span)
+        return
+      }
+      const clientError = status < 500
+      release(span.spanContext().spanId, clientError)
+      next.onEnd(clientError && isError(span) ? unset(span) : span)
+    },
+    forceFlush: () => {
+      for (const requestSpanId of [...held.keys()]) release(requestSpanId, false)
+      return next.forceFlush()
+    },
+    shutdown: () => {
+      for (const requestSpanId of [...held.keys()]) release(requestSpanId, false)
+      return next.shutdown()
+    },
   }
 }
 

@@ -8,6 +8,7 @@
 import t, { type Test } from 'tap'
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base'
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
+import type { InjectOptions } from 'fastify'
 import { buildApp } from '../../src/app.ts'
 import { bearer, createTestDatabase, testConfig } from '../helper.ts'
 import { captureLog } from '../log-capture.ts'
@@ -123,20 +124,30 @@ t.test('no span name or attribute carries a file path or source text', async (t)
 
 t.test('a 4xx leaves the server span unset, a 5xx marks it ERROR (OpenTelemetry HTTP conventions)', async (t) => {
   const { app, exporter, database } = await tracedApp(t)
-  const answers = {
-    404: { method: 'GET', url: '/api/v1/orders/999999', headers: bearer(1, 'admin') },
-    400: { method: 'GET', url: '/api/v1/orders/abc', headers: bearer(1, 'admin') },
-    401: { method: 'GET', url: '/api/v1/orders' },
-    403: { method: 'POST', url: '/api/v1/orders', headers: bearer(2, 'orders:read'), payload: { items: [{ sku: 'KB-101', qty: 1 }] } },
-    422: { method: 'POST', url: '/api/v1/orders', headers: bearer(2), payload: { items: [{ sku: 'NO-SUCH-SKU', qty: 1 }] } },
-  } as const
-  for (const [status, request] of Object.entries(answers)) {
+  const answers: Array<[number, InjectOptions]> = [
+    [404, { method: 'GET', url: '/api/v1/orders/999999', headers: bearer(1, 'admin') }],
+    [400, { method: 'GET', url: '/api/v1/orders/abc', headers: bearer(1, 'admin') }],
+    [401, { method: 'GET', url: '/api/v1/orders' }],
+    [403, { method: 'POST', url: '/api/v1/orders', headers: bearer(2, 'orders:read'), payload: { items: [{ sku: 'KB-101', qty: 1 }] } }],
+    [422, { method: 'POST', url: '/api/v1/orders', headers: bearer(2), payload: { items: [{ sku: 'NO-SUCH-SKU', qty: 1 }] } }],
+    [401, { method: 'POST', url: '/graphql', payload: { query: '{ me { id } }' } }],
+    [
+      400,
+      {
+        method: 'POST',
+        url: '/graphql',
+        headers: { ...bearer(2), accept: 'application/graphql-response+json' },
+        payload: { query: '{ me { ' },
+      },
+    ],
+  ]
+  for (const [status, request] of answers) {
     exporter.reset()
     const response = await app.inject(request)
-    t.equal(response.statusCode, Number(status), `${request.method} ${request.url} answers ${status}`)
+    t.equal(response.statusCode, status, `${request.method} ${request.url} answers ${status}`)
     const spans = exporter.getFinishedSpans()
     const [root] = roots(spans)
-    t.equal(root?.attributes['http.response.status_code'], Number(status))
+    t.equal(root?.attributes['http.response.status_code'], status)
     t.equal(root?.status.code, SpanStatusCode.UNSET, `${status}: the server span is not an error`)
     const errors = spans.filter((span) => span.status.code === SpanStatusCode.ERROR).map((span) => span.name)
     t.same(errors, [], `${status}: nor any span under it`)
@@ -154,6 +165,12 @@ t.test('a 4xx leaves the server span unset, a 5xx marks it ERROR (OpenTelemetry 
   t.ok(failed.statusCode >= 500, `with the database closed, ${failed.statusCode}`)
   const [root] = roots(exporter.getFinishedSpans())
   t.equal(root?.status.code, SpanStatusCode.ERROR, 'the 5xx is an error on the server span')
+  const handler = exporter.getFinishedSpans().find((span) => span.attributes['fastify.type'] === 'request-handler')
+  t.equal(handler?.status.code, SpanStatusCode.ERROR, "and on the handler's span")
+  t.ok(
+    handler?.events.some((event) => event.name === 'exception'),
+    'with the exception',
+  )
 })
 
 t.test('the outbox relay is a trace of its own, never part of the request whose write woke it', async (t) => {
