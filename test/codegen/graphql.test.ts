@@ -175,9 +175,9 @@ t.test('the whole binding design, field by field', async (t) => {
     'createProduct(input: CreateProductInput!, idempotencyKey: String): Product',
   ])
   t.same(signatures(schema, 'Subscription'), [
-    'orderStatusChanged(orderId: ID): Order!',
-    'orderCreated: Order!',
-    'commentAdded(articleId: ID!): Comment!',
+    'orderStatusChanged(orderId: ID, after: ID): Order!',
+    'orderCreated(after: ID): Order!',
+    'commentAdded(articleId: ID!, after: ID): Comment!',
   ])
   t.same(signatures(schema, 'User'), [
     'id: ID!',

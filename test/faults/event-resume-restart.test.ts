@@ -1,0 +1,85 @@
+/**
+ * The event log across a PostgreSQL restart (issue 23): a stream and a subscription cut before
+ * the restart resume after it with the last id they received and get exactly the events committed
+ * meanwhile. On a cluster of this test's own.
+ */
+import t from 'tap'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { FastifyInstance } from 'fastify'
+import { createDatabase } from '../../src/db/database.ts'
+import { bearer, build, tokenFor } from '../helper.ts'
+import { client } from '../graphql/subscription-clients.ts'
+import { GRACE, scopes, serve, subscribe } from '../modules/events/event-helpers.ts'
+import { openStream, type SseStream } from '../modules/events/sse-client.ts'
+import { postgresUrl } from '../setup/templates.ts'
+import { privateClusterUnavailable, startPrivateCluster } from './private-cluster.ts'
+
+const SKIP = !postgresUrl()
+  ? 'runs with the PostgreSQL suite (DATABASE_URL set); it starts a cluster of its own'
+  : process.env.CI
+    ? false
+    : (privateClusterUnavailable() ?? false)
+
+/** One of Grace's orders, retried with the same Idempotency-Key while the database is away. */
+async function createOrder(app: FastifyInstance, key: string): Promise<number> {
+  const deadline = Date.now() + 30_000
+  for (;;) {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/v1/orders',
+      headers: { ...bearer(GRACE), 'idempotency-key': key },
+      payload: { items: [{ sku: 'KB-101', qty: 1 }] },
+    })
+    if (response.statusCode === 201) return response.json().id
+    if (response.statusCode !== 503 || Date.now() > deadline) throw new Error(`creating ${key}: ${response.statusCode} ${response.body}`)
+    await sleep(50)
+  }
+}
+
+/** Opens a stream, again while the server answers 503 (its database is still coming back). */
+async function openWhenReady(base: string, headers: Record<string, string>): Promise<SseStream> {
+  for (let attempt = 0; ; attempt++) {
+    const stream = await openStream(base, '/api/v1/events/stream', headers)
+    if (stream.status !== 503 || attempt > 200) return stream
+    await sleep(50)
+  }
+}
+
+t.test('a stream and a subscription resume across a PostgreSQL restart with exactly the missed events', { skip: SKIP }, async (t) => {
+  const cluster = await startPrivateCluster(t)
+  const url = await cluster.cloneDatabase()
+  const database = await createDatabase({ url, poolSize: 5, logger: { warn: () => {} } })
+  t.teardown(() => database.close())
+  const app = await build(t, { database })
+  const { ws, http } = await serve(app)
+
+  const stream = await openStream(http, '/api/v1/events/stream', bearer(GRACE))
+  t.equal(stream.status, 200)
+  await sleep(200)
+  const first = await createOrder(app, 'restart-a')
+  const [received] = await stream.waitFor(1)
+  t.equal(received!.data.data.id, first)
+  const lastId = received!.id
+  stream.cut()
+
+  await cluster.restart()
+  const missed = [await createOrder(app, 'restart-b'), await createOrder(app, 'restart-c')]
+
+  const resumed = await openWhenReady(http, { ...bearer(GRACE), 'last-event-id': lastId })
+  t.equal(resumed.status, 200)
+  t.same(
+    (await resumed.waitFor(2)).map((message) => message.data.data.id),
+    missed,
+    'the stream: exactly the events committed while it was away',
+  )
+  const subscription = subscribe(client(t, ws, tokenFor(GRACE, scopes[GRACE])), `subscription { orderCreated(after: "${lastId}") { id } }`)
+  await subscription.waitFor(2)
+  await sleep(300)
+  t.same(
+    subscription.received.map((event) => Number(event.data.orderCreated!.id)),
+    missed,
+    'the subscription: the same events',
+  )
+  t.same(subscription.errors, [])
+  resumed.cut()
+})
