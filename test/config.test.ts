@@ -18,6 +18,12 @@ t.test('defaults follow decisions §1 and §9', async (t) => {
   t.equal(config.graphql.maxTokens, 30_000)
   t.equal(config.graphql.maxResponseBytes, 5_242_880, 'decisions §13: 5 MB')
   t.equal(config.jwtMaxLifetimeMs, 24 * 3_600_000, 'JWT_MAX_LIFETIME is 24 h (decisions §13)')
+  t.same(
+    config.events,
+    { retentionMs: 7 * 86_400_000, streamHeartbeatMs: 15_000, maxStreamsPerCaller: 10 },
+    'events kept 7 days (decisions §13)',
+  )
+  t.equal(loadConfig({ EVENTS_RETENTION: '2d' }).events.retentionMs, 2 * 86_400_000, 'durations take days')
 })
 
 t.test('a bad value stops the start with a message naming the variable', async (t) => {
@@ -29,6 +35,8 @@ t.test('a bad value stops the start with a message naming the variable', async (
     [{ RATE_LIMIT_WINDOW: 'soon' }, /^Invalid configuration: RATE_LIMIT_WINDOW /],
     [{ JWT_MAX_LIFETIME: 'a day' }, /^Invalid configuration: JWT_MAX_LIFETIME /],
     [{ SEED: 'maybe' }, /^Invalid configuration: SEED /],
+    [{ EVENTS_RETENTION: 'a week' }, /^Invalid configuration: EVENTS_RETENTION /],
+    [{ EVENTS_STREAM_MAX_PER_CALLER: '0' }, /^Invalid configuration: EVENTS_STREAM_MAX_PER_CALLER /],
     [{ JWT_SECRET: 'short' }, /^Invalid configuration: JWT_SECRET /],
     [{ GRAPHQL_MAX_DEPTH: '0' }, /^Invalid configuration: GRAPHQL_MAX_DEPTH /],
     [{ GRAPHQL_MAX_MUTATIONS: '0' }, /^Invalid configuration: GRAPHQL_MAX_MUTATIONS /],
