@@ -3244,6 +3244,45 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "1042",
+                     *           "type": "order.created",
+                     *           "created_at": "2026-01-05T09:00:00.000Z",
+                     *           "data": {
+                     *             "id": 8,
+                     *             "status": "pending",
+                     *             "total": 19000,
+                     *             "items": [
+                     *               {
+                     *                 "sku": "KB-101",
+                     *                 "qty": 2,
+                     *                 "unit_price": 9500
+                     *               }
+                     *             ],
+                     *             "user_id": 3,
+                     *             "created_at": "2026-01-05T09:00:00.000Z",
+                     *             "updated_at": "2026-01-05T09:00:00.000Z"
+                     *           }
+                     *         },
+                     *         {
+                     *           "id": "1045",
+                     *           "type": "comment.added",
+                     *           "created_at": "2026-11-22T10:30:00.000Z",
+                     *           "data": {
+                     *             "id": 12,
+                     *             "article_id": 4,
+                     *             "author_id": 2,
+                     *             "body": "Retry-After helps too.",
+                     *             "created_at": "2026-11-22T10:30:00.000Z"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["EventList"];
                 };
             };
@@ -3401,6 +3440,28 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "1042",
+                 *       "type": "order.created",
+                 *       "created_at": "2026-01-05T09:00:00.000Z",
+                 *       "data": {
+                 *         "id": 8,
+                 *         "status": "pending",
+                 *         "total": 19000,
+                 *         "items": [
+                 *           {
+                 *             "sku": "KB-101",
+                 *             "qty": 2,
+                 *             "unit_price": 9500
+                 *           }
+                 *         ],
+                 *         "user_id": 3,
+                 *         "created_at": "2026-01-05T09:00:00.000Z",
+                 *         "updated_at": "2026-01-05T09:00:00.000Z"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["OrderCreatedEvent"];
             };
         };
@@ -3423,6 +3484,28 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "1043",
+                 *       "type": "order.status_changed",
+                 *       "created_at": "2026-01-05T09:05:00.000Z",
+                 *       "data": {
+                 *         "id": 8,
+                 *         "status": "paid",
+                 *         "total": 19000,
+                 *         "items": [
+                 *           {
+                 *             "sku": "KB-101",
+                 *             "qty": 2,
+                 *             "unit_price": 9500
+                 *           }
+                 *         ],
+                 *         "user_id": 3,
+                 *         "created_at": "2026-01-05T09:00:00.000Z",
+                 *         "updated_at": "2026-01-05T09:05:00.000Z"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["OrderStatusChangedEvent"];
             };
         };
@@ -3445,6 +3528,21 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "1044",
+                 *       "type": "article.created",
+                 *       "created_at": "2026-11-22T10:00:00.000Z",
+                 *       "data": {
+                 *         "id": 4,
+                 *         "title": "Designing idempotent APIs",
+                 *         "body": "Retries are a fact of life.",
+                 *         "author_id": 1,
+                 *         "created_at": "2026-11-22T10:00:00.000Z",
+                 *         "updated_at": "2026-11-22T10:00:00.000Z"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["ArticleCreatedEvent"];
             };
         };
@@ -3467,6 +3565,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "1045",
+                 *       "type": "comment.added",
+                 *       "created_at": "2026-11-22T10:30:00.000Z",
+                 *       "data": {
+                 *         "id": 12,
+                 *         "article_id": 4,
+                 *         "author_id": 2,
+                 *         "body": "Retry-After helps too.",
+                 *         "created_at": "2026-11-22T10:30:00.000Z"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["CommentAddedEvent"];
             };
         };
