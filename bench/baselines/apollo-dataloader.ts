@@ -6,6 +6,7 @@
 import { ApolloServer } from '@apollo/server'
 import { startStandaloneServer } from '@apollo/server/standalone'
 import DataLoader from 'dataloader'
+import { toGlobalId } from '../../src/graphql/global-id.ts'
 import { createAuthenticate } from './auth.ts'
 import {
   type Batches,
@@ -68,6 +69,8 @@ const server = new ApolloServer<Context>({
       },
     },
     Order: {
+      // The service's GraphQL `id` is the order's global id (decisions §13): the same JSON, the same work.
+      id: (order: OrderRow) => toGlobalId('Order', order.id),
       user: (order: OrderRow, _: unknown, ctx: Context) => ctx.loaders.user.load(order.user_id),
       items: (order: OrderRow, _: unknown, ctx: Context) => ctx.loaders.items.load(order.id),
     },

@@ -5,6 +5,7 @@
  */
 import Fastify, { type FastifyRequest } from 'fastify'
 import mercurius, { type MercuriusContext } from 'mercurius'
+import { toGlobalId } from '../../src/graphql/global-id.ts'
 import { type BaselineCaller, createAuthenticate } from './auth.ts'
 import { createBatches, type OrderRow, pageSize, requireOrdersRead, requireUserReadable, typeDefs, type UserRow } from './graphql-data.ts'
 import { openSqlClient } from './sql-client.ts'
@@ -37,6 +38,10 @@ await app.register(mercurius, {
         const caller = requireOrdersRead(callerOf(ctx))
         return batches.orderPage(pageSize(args.first, 20, 'first'), caller.admin ? null : caller.userId)
       },
+    },
+    // The service's GraphQL `id` is the order's global id (decisions §13): the same JSON, the same work.
+    Order: {
+      id: (order: OrderRow) => toGlobalId('Order', order.id),
     },
   },
   loaders: {

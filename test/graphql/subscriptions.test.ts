@@ -182,7 +182,7 @@ t.test('an event committed by an instance that died before relaying it is publis
   const events = await watcher.done
   t.same(
     events.map((e) => e.orderCreated.id),
-    [String(order.id)],
+    [toGlobalId('Order', order.id)],
   )
 })
 
@@ -235,7 +235,7 @@ t.test(
     await build(t, { database: next })
     t.same(
       (await watcher.done).map((e) => e.orderCreated.id),
-      [String(order.id)],
+      [toGlobalId('Order', order.id)],
       'the next instance to start published it',
     )
   },
