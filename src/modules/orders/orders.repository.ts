@@ -75,7 +75,7 @@ export async function findOrderPageWithItems(
   // Not named `total`: that is an order's column, and ORDER BY total must keep meaning it.
   const total = options.withTotal ? sql`, ${countMatching(query)} as matching_total` : sql``
   const result = await sql<OrderWithRelatedRow & { matching_total?: number | string | bigint }>`
-    select ${columns}${total} from orders ${whereAll(conditions)}
+    select ${columns}${total} from ${sql.table('orders')} ${whereAll(conditions)}
     order by ${sql.join(order)} limit ${query.limit + 1}`.execute(db)
   return result.rows
 }
