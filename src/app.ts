@@ -122,6 +122,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     dataDir: config.dataDir,
     seed: config.seed,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
+    pooled: config.databasePooled,
   })
   // Observability (issue 15), before any route so that every route is measured and traced.
   await app.register(tracingPlugin, { config: config.tracing, spanExporter: options.spanExporter })

@@ -39,6 +39,11 @@ export interface AppConfig {
    * load balancer's health checks take it out first (decisions §13).
    */
   shutdownDrainMs: number
+  /**
+   * DB_POOLED: whether DATABASE_URL leads to a pooler in transaction mode (PgBouncer); undefined to
+   * find out at start (createDatabase). Pooled costs a read outside a transaction three statements.
+   */
+  databasePooled: boolean | undefined
   /** Whether this instance relays the event outbox (every instance listens for relayed events). */
   eventsRelay: boolean
   /**
@@ -243,6 +248,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     seed: boolean(env, 'SEED', true),
     logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
     eventsRelay: boolean(env, 'EVENTS_RELAY', true),
+    databasePooled: env.DB_POOLED === undefined || env.DB_POOLED === '' ? undefined : boolean(env, 'DB_POOLED', false),
     shutdownDrainMs: duration(env, 'SHUTDOWN_DRAIN', 0, 0),
     eventsDatabaseUrl: env.EVENTS_DATABASE_URL === 'poll' ? false : url(env, 'EVENTS_DATABASE_URL', ['postgres:', 'postgresql:']),
     events: {

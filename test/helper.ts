@@ -28,6 +28,8 @@ export interface TestDatabaseOptions {
   onQuery?: (event: LogEvent) => void
   /** PostgreSQL's statement timeout for this database's pool (5 s by default). */
   statementTimeoutMs?: number
+  /** PostgreSQL: force the connection mode (DB_POOLED); found out when undefined. */
+  pooled?: boolean
 }
 
 /** A fresh database with the demo data, private to the calling test. */

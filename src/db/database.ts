@@ -39,12 +39,19 @@ export interface DatabaseOptions {
   statementTimeoutMs?: number
   /** PostgreSQL: longest to wait for a connection, new or pooled (2 s by default). */
   connectTimeoutMs?: number
+  /**
+   * PostgreSQL: `true` behind a pooler in transaction mode (PgBouncer), `false` for a direct
+   * connection, undefined to find out at creation (DB_POOLED; see connectionMode).
+   */
+  pooled?: boolean | undefined
   /** Where a lost connection is reported (the app's logger); a line on stderr otherwise. */
   logger?: DatabaseLogger
 }
 
 export interface DatabaseLogger {
   warn(object: { err: unknown }, message: string): void
+  /** Where the connection mode is named, once per pool; not reported without it. */
+  info?(object: { pooled: boolean }, message: string): void
 }
 
 export interface DatabaseHandle {
@@ -57,6 +64,11 @@ export interface DatabaseHandle {
    * delivery) that is no request's. Never destroyed: `close` ends the connections both share.
    */
   background: Kysely<Database>
+  /**
+   * Whether the pool works as behind a pooler in transaction mode: no startup parameters, the
+   * statement timeout set per unit of work, no session state (decisions §13). False on PGlite.
+   */
+  pooled: boolean
   /** The pool when running on PostgreSQL (LISTEN/NOTIFY needs its own client). */
   pool: pg.Pool | undefined
   pglite: PGlite | undefined
@@ -107,18 +119,30 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
     const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS
     const budgetMs = statementTimeoutMs > 0 ? databaseWorkBoundMs(statementTimeoutMs) : Number.POSITIVE_INFINITY
     const logger = options.logger ?? stderrLogger
+    const connectTimeoutMs = Math.min(options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, budgetMs)
+    // Without a timeout there is nothing to set, per session or per unit: both modes are the same.
+    const pooled = statementTimeoutMs > 0 && (options.pooled ?? (await behindPooler(url, statementTimeoutMs, connectTimeoutMs)))
+    if (statementTimeoutMs > 0)
+      logger.info?.(
+        { pooled },
+        pooled
+          ? 'database connections are pooled (transaction mode): the statement timeout is set per transaction'
+          : 'database connections are direct: the statement timeout is a session setting',
+      )
     const pool = new pg.Pool({
       connectionString: url,
       max: options.poolSize ?? 10,
       // Bounds opening a connection and also waiting for a free pooled one: a request that cannot
       // get a connection within it fails (503) instead of queueing without end. It is part of the
       // unit of work's budget, so never longer than the budget.
-      connectionTimeoutMillis: Math.min(options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, budgetMs),
-      // No startup parameters: a pooler in transaction mode (PgBouncer's defaults) refuses them,
-      // and would hand one session's settings to others. The statement timeout travels with each
-      // unit of work instead (CheckedOutConnection). Pipelining lets a read outside a transaction
-      // send its BEGIN, the read and its COMMIT in one round trip.
-      pipeline: statementTimeoutMs > 0,
+      connectionTimeoutMillis: connectTimeoutMs,
+      // Direct, the server cancels a statement past this (57014), releasing the locks it holds,
+      // and a unit of work costs nothing more: a read is one statement. Pooled, no startup
+      // parameters: a pooler in transaction mode (PgBouncer's defaults) refuses them, and would
+      // hand one session's settings to others. The timeout travels with each unit of work instead
+      // (CheckedOutConnection), and pipelining lets a read outside a transaction send its BEGIN,
+      // the read and its COMMIT in one round trip.
+      ...(pooled ? { pipeline: true } : statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}),
       types: {
         getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
           oid === INT8_OID ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
@@ -141,13 +165,14 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
     // client's own listener has already reported it.
     pool.on('error', () => {})
     let connectTimeouts = 0
-    const checkouts = boundedCheckouts(pool, budgetMs, statementTimeoutMs, () => void connectTimeouts++)
+    const checkouts = boundedCheckouts(pool, budgetMs, pooled ? statementTimeoutMs : 0, () => void connectTimeouts++)
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: checkouts }), log })
     return {
       db,
       background: new Kysely<Database>({ dialect: new PostgresDialect({ pool: checkouts }) }),
       kind: 'postgres',
       url,
+      pooled,
       pool,
       pglite: undefined,
       observeQueries,
@@ -183,11 +208,40 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
     background: new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) }),
     kind: 'pglite',
     url: undefined,
+    pooled: false,
     pool: undefined,
     pglite,
     observeQueries,
     connectTimeouts: () => 0,
     close: () => db.destroy(),
+  }
+}
+
+/**
+ * Whether `url` leads to a pooler in transaction mode rather than to PostgreSQL itself, found once
+ * per pool with one connection that asks for the statement timeout as a startup parameter:
+ * PgBouncer refuses it (08P01 "unsupported startup parameter"), or, told to ignore it
+ * (ignore_startup_parameters), connects without it. A server that cannot be reached now counts as
+ * direct: the start fails on the migration anyway, and a test that opens a pool to a closed port
+ * sees its queries fail as they would.
+ */
+async function behindPooler(url: string, statementTimeoutMs: number, connectTimeoutMs: number): Promise<boolean> {
+  const probe = new pg.Client({ connectionString: url, statement_timeout: statementTimeoutMs, connectionTimeoutMillis: connectTimeoutMs })
+  // A connection lost while probing fails the calls below; without a listener it would end the process.
+  probe.on('error', () => {})
+  try {
+    await probe.connect()
+  } catch (error) {
+    return (error as { code?: unknown }).code === '08P01' && /unsupported startup parameter/i.test(String((error as Error).message))
+  }
+  try {
+    // pg_settings gives the value in ms, whatever unit SHOW would print it in.
+    const { rows } = await probe.query<{ setting: string }>(`select setting from pg_settings where name = 'statement_timeout'`)
+    return Number(rows[0]?.setting) !== Math.trunc(statementTimeoutMs)
+  } catch {
+    return false
+  } finally {
+    await probe.end().catch(() => {})
   }
 }
 
@@ -222,9 +276,10 @@ const CONNECT_TIMEOUT_MESSAGES = new Set([
  * savepoint when it may refuse after writing, the stored outcome, COMMIT) or a read outside one. From asking for a connection to
  * releasing it, the unit has `budgetMs` (DB_STATEMENT_TIMEOUT and a margin) however many
  * statements it runs; the server's statement_timeout still cancels any one statement sooner,
- * releasing its locks and keeping the connection. The timeout is handed to the server with each
- * unit (`SET LOCAL statement_timeout`), never as a session setting: behind a pooler in transaction
- * mode a session is not ours, and a startup parameter is refused (decisions §13).
+ * releasing its locks and keeping the connection. Behind a pooler in transaction mode
+ * (`statementTimeoutMs` > 0 here) the timeout is handed to the server with each unit (`SET LOCAL
+ * statement_timeout`), never as a session setting: a session is not ours there, and a startup
+ * parameter is refused (decisions §13). Direct (0 here), the session's own setting does it.
  */
 function boundedCheckouts(pool: pg.Pool, budgetMs: number, statementTimeoutMs: number, onConnectTimeout: () => void): PostgresPool {
   // An integer from the configuration, never from a request: safe to write into the SQL text.

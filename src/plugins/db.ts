@@ -20,6 +20,8 @@ export interface DbPluginOptions {
   seed: boolean
   /** DB_STATEMENT_TIMEOUT, for a database this plugin opens. */
   statementTimeoutMs: number
+  /** DB_POOLED: behind a pooler in transaction mode; undefined to find out. */
+  pooled: boolean | undefined
 }
 
 declare module 'fastify' {
@@ -37,6 +39,7 @@ export default fp<DbPluginOptions>(
         url: options.url,
         dataDir: options.dataDir,
         statementTimeoutMs: options.statementTimeoutMs,
+        pooled: options.pooled,
         logger: app.log,
       })
       database = opened

@@ -51,7 +51,10 @@ declare module 'fastify' {
 
 export interface EventsPluginOptions {
   relay: boolean
-  /** EVENTS_DATABASE_URL: where to LISTEN; `false` for nowhere (the poll delivers); undefined for the database's own URL. */
+  /**
+   * EVENTS_DATABASE_URL: where to LISTEN; `false` for nowhere (the poll delivers); undefined for
+   * the database's own URL on a direct connection, nowhere behind a pooler.
+   */
   listenUrl?: string | false | undefined
   events: AppConfig['events']
 }
@@ -59,7 +62,15 @@ export interface EventsPluginOptions {
 export default fp<EventsPluginOptions>(
   async function events(app, options) {
     const { pglite } = app.database
-    const url = app.database.url === undefined || options.listenUrl === false ? undefined : (options.listenUrl ?? app.database.url)
+    // Where to LISTEN: EVENTS_DATABASE_URL when set; otherwise DATABASE_URL on a direct
+    // connection (fast delivery), and nowhere behind a pooler in transaction mode, whose server
+    // connections would carry a LISTEN away and deliver nothing: the poll delivers (decisions §13).
+    const url =
+      app.database.url === undefined || options.listenUrl === false
+        ? undefined
+        : (options.listenUrl ?? (app.database.pooled ? undefined : app.database.url))
+    if (app.database.pooled && options.listenUrl === undefined)
+      app.log.info('behind a connection pooler without EVENTS_DATABASE_URL: events are delivered by the one-second poll')
     // Delivery reads through the same database, but not through app.db's statement log: that log
     // is what a request ran (tests count it), and this background polling is no request's work.
     const reader = app.database.background

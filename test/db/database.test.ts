@@ -86,3 +86,40 @@ t.test('several instances migrating an empty database at once migrate it exactly
   const users = await handles[0]!.db.selectFrom('users').select('id').execute()
   t.equal(users.length, 4)
 })
+
+t.test('the connection mode: direct runs a read as one statement under the session’s timeout; pooled sets it per read', async (t) => {
+  const postgres = postgresUrl()
+  if (!postgres) {
+    const handle = await createTestDatabase(t)
+    t.equal(handle.pooled, false, 'PGlite is never pooled')
+    return
+  }
+  // What the server sees while the read runs: the timeout in force, the session's own default
+  // (a startup parameter sets it; SET LOCAL does not), and whether the read began its transaction
+  // (a statement alone) or a BEGIN sent before it did.
+  const read = sql<{ setting: string; reset_val: string; alone: boolean }>`
+    select setting, reset_val, now() = statement_timestamp() as alone from pg_settings where name = 'statement_timeout'`
+  const counted = async (pooled: boolean | undefined) => {
+    const statements: string[] = []
+    const handle = await createTestDatabase(t, {
+      statementTimeoutMs: 1234,
+      onQuery: (event) => statements.push(event.query.sql),
+      ...(pooled === undefined ? {} : { pooled }),
+    })
+    const { rows } = await read.execute(handle.db)
+    return { pooled: handle.pooled, statements, seen: rows[0]! }
+  }
+
+  const direct = await counted(undefined)
+  t.equal(direct.pooled, false, 'PostgreSQL itself: found to be direct')
+  t.equal(direct.statements.length, 1, 'one statement through Kysely')
+  t.same(direct.seen, { setting: '1234', reset_val: '1234', alone: true }, 'the session’s timeout, and the read is the whole transaction')
+
+  const forced = await counted(true)
+  t.equal(forced.pooled, true, 'DB_POOLED=true forces pooled on a direct connection')
+  t.same(
+    forced.seen,
+    { setting: '1234', reset_val: '0', alone: false },
+    'the timeout is SET LOCAL in a transaction a BEGIN opened before the read; the session keeps the default',
+  )
+})

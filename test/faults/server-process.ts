@@ -37,6 +37,8 @@ export interface ServerProcess {
   exit: { code: number | null; signal: NodeJS.Signals | null } | undefined
   /** Log lines at warn level or above (pino level ≥ 40), parsed. */
   warnings: Array<{ level: number; msg: string; err?: { message?: string } }>
+  /** The message of every log line so far, in order. */
+  messages: string[]
   /** Everything the process wrote to stderr. */
   stderr: string
 }
@@ -59,7 +61,7 @@ export async function startServer(t: Teardown, databaseUrl: string, env: Record<
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
-  const server: ServerProcess = { baseUrl: '', child, exit: undefined, warnings: [], stderr: '' }
+  const server: ServerProcess = { baseUrl: '', child, exit: undefined, warnings: [], messages: [], stderr: '' }
   child.on('exit', (code, signal) => {
     server.exit = { code, signal }
   })
@@ -81,6 +83,7 @@ export async function startServer(t: Teardown, databaseUrl: string, env: Record<
       } catch {
         return
       }
+      if (entry.msg !== undefined) server.messages.push(entry.msg)
       const address = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(entry.msg ?? '')?.[1]
       if (address) resolve(address)
       if ((entry.level ?? 0) >= 40)

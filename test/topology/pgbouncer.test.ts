@@ -3,7 +3,9 @@
  * service starts (no startup parameter), serves REST and GraphQL, keeps an Idempotency-Key's
  * create exactly-once under a race, has its statement timeout enforced by the server per
  * transaction and per read, leaves no session setting behind, and delivers events through the
- * LISTEN connection on EVENTS_DATABASE_URL (direct), or by the poll with EVENTS_DATABASE_URL=poll.
+ * LISTEN connection on EVENTS_DATABASE_URL (direct), or by the poll with EVENTS_DATABASE_URL=poll
+ * or unset. The connection mode is found out at start: pooled behind PgBouncer (the startup
+ * parameter refused, or ignored), direct on the server itself, and DB_POOLED overrides it.
  * The service runs as a real process (src/server.ts) on a clone of the test template.
  */
 import t, { type Test } from 'tap'
@@ -65,6 +67,10 @@ t.test('behind PgBouncer (transaction pooling, default settings)', { skip: SKIP 
   t.test('the service starts, serves REST, GraphQL, an idempotency race and events over LISTEN on EVENTS_DATABASE_URL', async (t) => {
     const server = await startServer(t, pooled, { EVENTS_DATABASE_URL: clone.url, DB_STATEMENT_TIMEOUT: '5s' })
     t.notOk(/unsupported startup parameter/.test(server.stderr), 'PgBouncer accepted every connection')
+    t.ok(
+      server.messages.some((message) => message.startsWith('database connections are pooled')),
+      'PgBouncer refused the startup parameter: the pool is pooled',
+    )
 
     const received = await subscriber(t, server)
     const created = await createOrder(server)
@@ -165,6 +171,80 @@ t.test('behind PgBouncer (transaction pooling, default settings)', { skip: SKIP 
       [clone.name, LISTENER_APPLICATION_NAME],
     )
     t.equal(Number(listeners[0]!.count), 0, 'no LISTEN connection')
+  })
+
+  const listenConnections = async () =>
+    Number(
+      (
+        await adminQuery<{ count: string }>(
+          clone.url,
+          'select count(*) from pg_stat_activity where datname = $1 and application_name = $2',
+          [clone.name, LISTENER_APPLICATION_NAME],
+        )
+      )[0]!.count,
+    )
+
+  t.test('pooled without EVENTS_DATABASE_URL: no LISTEN through the pooler, events arrive by the poll', async (t) => {
+    const server = await startServer(t, pooled)
+    t.ok(
+      server.messages.some((message) => /delivered by the one-second poll/.test(message)),
+      'the poll is named',
+    )
+    const received = await subscriber(t, server)
+    const created = await createOrder(server)
+    t.equal(created.status, 201)
+    const { id } = (await created.json()) as { id: number }
+    t.ok(await eventually(() => received.includes(String(id)), 10_000), 'delivered')
+    t.equal(await listenConnections(), 0, 'no LISTEN connection')
+    t.same(server.warnings, [], 'no warning logged')
+  })
+
+  t.test('PgBouncer ignoring the startup parameter (ignore_startup_parameters): SHOW tells, the pool is pooled', async (t) => {
+    const ignoring = await startPgBouncer(t, serverUrl, ['ignore_startup_parameters = statement_timeout'])
+    const server = await startServer(t, ignoring.through(clone.url), { EVENTS_DATABASE_URL: 'poll', DB_STATEMENT_TIMEOUT: '500ms' })
+    t.ok(
+      server.messages.some((message) => message.startsWith('database connections are pooled')),
+      'pooled',
+    )
+    const lock = await lockTable(t, clone.url, 'orders')
+    const read = await fetch(`${server.baseUrl}/api/v1/orders/1`, { headers: bearer(2, 'orders:read') })
+    t.equal(read.status, 503, 'the timeout still cancels a locked read')
+    await lock.release()
+    const after = await fetch(`${server.baseUrl}/api/v1/orders/1`, { headers: bearer(2, 'orders:read') })
+    t.equal(after.status, 200, 'and the read succeeds once the lock is gone')
+  })
+
+  t.test('direct: the statement timeout is the session’s, and events LISTEN on DATABASE_URL', async (t) => {
+    const server = await startServer(t, clone.url, { DB_STATEMENT_TIMEOUT: '500ms' })
+    t.ok(
+      server.messages.some((message) => message.startsWith('database connections are direct')),
+      'direct',
+    )
+    const lock = await lockTable(t, clone.url, 'orders')
+    const read = await fetch(`${server.baseUrl}/api/v1/orders/1`, { headers: bearer(2, 'orders:read') })
+    t.equal(read.status, 503, 'the session’s timeout cancels a locked read')
+    await lock.release()
+    t.equal(await listenConnections(), 1, 'one LISTEN connection, on DATABASE_URL')
+  })
+
+  t.test('DB_POOLED overrides what is found out', async (t) => {
+    const forcedPooled = await startServer(t, clone.url, { DB_POOLED: 'true' })
+    t.ok(
+      forcedPooled.messages.some((message) => message.startsWith('database connections are pooled')),
+      'DB_POOLED=true: pooled on a direct URL',
+    )
+    t.equal(await listenConnections(), 0, 'pooled without EVENTS_DATABASE_URL: no LISTEN connection')
+    forcedPooled.child.kill('SIGKILL')
+
+    const forcedDirect = await startServer(t, pooled, { DB_POOLED: 'false', EVENTS_DATABASE_URL: 'poll' }).then(
+      () => new Error('it started'),
+      (error: Error) => error,
+    )
+    t.match(
+      forcedDirect.message,
+      /\(code 1, signal null\): cannot start: unsupported startup parameter: statement_timeout \(08P01\)\n$/,
+      'DB_POOLED=false through PgBouncer: direct, so the startup parameter is sent, refused, and the start ends with one line',
+    )
   })
 
   t.test('a start the pooler refuses ends with one line naming the cause and exit code 1', async (t) => {

@@ -30,8 +30,11 @@ export interface PgBouncer {
   log(): Promise<string>
 }
 
-/** Starts PgBouncer in front of the server `serverUrl` names (its host and port; every database). */
-export async function startPgBouncer(t: Teardown, serverUrl: string): Promise<PgBouncer> {
+/**
+ * Starts PgBouncer in front of the server `serverUrl` names (its host and port; every database).
+ * `settings` are more `[pgbouncer]` lines (`ignore_startup_parameters = statement_timeout`).
+ */
+export async function startPgBouncer(t: Teardown, serverUrl: string, settings: string[] = []): Promise<PgBouncer> {
   const server = new URL(serverUrl)
   const dir = await mkdtemp(join(tmpdir(), 'pgbouncer-'))
   t.teardown(() => rm(dir, { recursive: true, force: true }))
@@ -52,6 +55,7 @@ export async function startPgBouncer(t: Teardown, serverUrl: string): Promise<Pg
       `auth_file = ${join(dir, 'userlist.txt')}`,
       'pool_mode = transaction',
       `logfile = ${log}`,
+      ...settings,
       '',
     ].join('\n'),
   )
