@@ -33,6 +33,7 @@ import requestCost from './plugins/request-cost.ts'
 import metricsPlugin from './plugins/metrics.ts'
 import tracingPlugin from './plugins/tracing.ts'
 import eventsPlugin from './plugins/events.ts'
+import webhooksPlugin from './plugins/webhooks.ts'
 import { createServices } from './services.ts'
 import { createCacheInvalidator } from './graphql/cache.ts'
 import { healthRoutes } from './modules/meta/health.routes.ts'
@@ -143,6 +144,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(async (api) => registerOperations(api, restHandlers({ app: api, config, served })))
   await app.register(graphqlPlugin, { config, sdl: contracts.graphqlSdl })
   await app.register(eventsPlugin, { relay: config.eventsRelay, retentionMs: config.events.retentionMs })
+  await app.register(webhooksPlugin, { config: config.webhooks })
 
   if (config.jwtSecretIsDefault) {
     app.log.warn('JWT_SECRET is not set: using the public development secret. Never do this in production.')
