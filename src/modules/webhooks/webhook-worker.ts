@@ -14,6 +14,7 @@
  * that the database does not also hold.
  */
 import { randomUUID } from 'node:crypto'
+import { setMaxListeners } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { AppConfig } from '../../config.ts'
@@ -22,7 +23,7 @@ import type { Database, WebhookEndpointRow } from '../../db/schema.ts'
 import { ApiError } from '../../errors.ts'
 import { audienceOf } from '../events/event-visibility.ts'
 import { parseEventTypes, type EventsService } from '../events/events.service.ts'
-import { claimEndpoints, fanOut, headDelivery, recordFailure, recordSuccess, releaseLease, renewLease } from './webhooks.repository.ts'
+import { claimEndpoints, fanOut, pendingDeliveries, recordFailure, recordSuccess, releaseLease, renewLease } from './webhooks.repository.ts'
 import { sendWebhook } from './webhook-sender.ts'
 
 /** Events read from the log per fan-out step. */
@@ -57,7 +58,11 @@ export function createWebhookWorker({ db, events, config, log }: WebhookWorkerOp
   const owner = randomUUID()
   const leaseMs = config.timeoutMs + LEASE_MARGIN_MS
   const inFlight = new Set<Promise<void>>()
+  /** The endpoints this instance is working on. */
+  const busy = new Set<number>()
   const shutdown = new AbortController()
+  // Every attempt under way listens for the shutdown: up to `concurrency` listeners, not a leak.
+  setMaxListeners(0, shutdown.signal)
   let claiming = false
   let again = false
 
@@ -86,9 +91,9 @@ export function createWebhookWorker({ db, events, config, log }: WebhookWorkerOp
 
   /** Attempts the endpoint's due deliveries in seq order until one fails or none is due. */
   async function deliverFor(endpoint: WebhookEndpointRow): Promise<void> {
-    for (let sent = 0; sent < DELIVERIES_PER_LEASE && !shutdown.signal.aborted; sent++) {
-      const head = await headDelivery(db, endpoint.id)
-      if (!head || head.next_attempt_at.getTime() > Date.now()) return
+    // Read once per lease: a redelivery requested meanwhile goes out on the next lease.
+    for (const head of await pendingDeliveries(db, endpoint.id, DELIVERIES_PER_LEASE)) {
+      if (shutdown.signal.aborted || head.next_attempt_at.getTime() > Date.now()) return
       if (!(await renewLease(db, endpoint.id, owner, leaseMs))) return
       const attemptedAt = new Date()
       const result = await sendWebhook(
@@ -136,13 +141,15 @@ export function createWebhookWorker({ db, events, config, log }: WebhookWorkerOp
         if (room <= 0) return
         let claimed: WebhookEndpointRow[]
         try {
-          claimed = await claimEndpoints(db, owner, leaseMs, room)
+          claimed = await claimEndpoints(db, owner, leaseMs, room, [...busy])
         } catch (error) {
           if (!shutdown.signal.aborted) log.warn({ err: error }, 'claiming webhook endpoints failed; retrying on the next wake-up')
           return
         }
         for (const endpoint of claimed) {
+          busy.add(endpoint.id)
           const work: Promise<void> = serve(endpoint).finally(() => {
+            busy.delete(endpoint.id)
             inFlight.delete(work)
             void wake()
           })

@@ -1,5 +1,6 @@
 /** All SQL of webhooks: endpoints, deliveries, and the leases by which instances share the work. */
 import { sql } from 'kysely'
+import { anyInteger } from '../../db/any-of.ts'
 import type { Executor } from '../../db/transaction.ts'
 import type { WebhookDeliveryRow, WebhookEndpointRow } from '../../db/schema.ts'
 
@@ -83,14 +84,23 @@ export async function requeueDelivery(trx: Executor, endpointId: number, deliver
  * Leases up to `limit` enabled endpoints that have work: events past their fan-out position, or a
  * head delivery (their oldest pending one) that is due. FOR UPDATE SKIP LOCKED: instances claiming
  * at the same moment take different endpoints, and an endpoint whose lease runs is not taken at all.
- * The least recently leased go first, so that no endpoint starves.
+ * The least recently leased go first, so that no endpoint starves. An endpoint this owner leased
+ * and is not working on (`busy` lists those it is) is its own again at once: a lease whose release
+ * failed (the database was away) does not hold its endpoint up until it expires.
  */
-export async function claimEndpoints(db: Executor, owner: string, leaseMs: number, limit: number): Promise<WebhookEndpointRow[]> {
+export async function claimEndpoints(
+  db: Executor,
+  owner: string,
+  leaseMs: number,
+  limit: number,
+  busy: readonly number[],
+): Promise<WebhookEndpointRow[]> {
   const result = await sql<WebhookEndpointRow>`
     update webhook_endpoints set lease_owner = ${owner}, lease_until = now() + make_interval(secs => ${leaseMs / 1000})
     where id in (
       select e.id from webhook_endpoints e
-      where e.enabled and (e.lease_until is null or e.lease_until < now())
+      where e.enabled
+        and (e.lease_until is null or e.lease_until < now() or (e.lease_owner = ${owner} and not (e.id = ${anyInteger(busy)})))
         and (
           e.after_seq < (select coalesce(max(seq), 0) from outbox)
           or (select d.next_attempt_at from webhook_deliveries d
@@ -153,17 +163,17 @@ export async function fanOut(
   return true
 }
 
-/** The endpoint's oldest pending delivery: the only one that may be attempted (seq order). */
-export async function headDelivery(db: Executor, endpointId: number): Promise<WebhookDeliveryRow | undefined> {
-  const row = await db
+/** The endpoint's oldest pending deliveries, in seq order: only the first may be attempted, then the next. */
+export async function pendingDeliveries(db: Executor, endpointId: number, limit: number): Promise<WebhookDeliveryRow[]> {
+  const rows = await db
     .selectFrom('webhook_deliveries')
     .selectAll()
     .where('endpoint_id', '=', endpointId)
     .where('status', '=', 'pending')
     .orderBy('event_seq')
-    .limit(1)
-    .executeTakeFirst()
-  return row && { ...row, event_seq: Number(row.event_seq) }
+    .limit(limit)
+    .execute()
+  return rows.map((row) => ({ ...row, event_seq: Number(row.event_seq) }))
 }
 
 export interface AttemptOutcome {
