@@ -34,6 +34,7 @@ import metricsPlugin from './plugins/metrics.ts'
 import deprecationPlugin, { deprecatedOperations } from './plugins/deprecation.ts'
 import tracingPlugin, { traceLogFields } from './plugins/tracing.ts'
 import eventsPlugin from './plugins/events.ts'
+import webhooksPlugin from './plugins/webhooks.ts'
 import { createServices } from './services.ts'
 import { createCacheInvalidator } from './graphql/cache.ts'
 import { healthRoutes } from './modules/meta/health.routes.ts'
@@ -162,6 +163,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(async (api) => registerOperations(api, restHandlers({ app: api, config, served }), deprecated))
   await app.register(graphqlPlugin, { config, sdl: contracts.graphqlSdl })
   await app.register(eventsPlugin, { relay: config.eventsRelay, listenUrl: config.eventsDatabaseUrl, events: config.events })
+  await app.register(webhooksPlugin, { config: config.webhooks })
 
   if (config.jwtSecretIsDefault) {
     app.log.warn('JWT_SECRET is not set: using the public development secret. Never do this in production.')

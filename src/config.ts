@@ -60,6 +60,21 @@ export interface AppConfig {
     /** Open event streams one caller may hold on this instance. */
     maxStreamsPerCaller: number
   }
+  /** Webhook deliveries (decisions §13). */
+  webhooks: {
+    /** Whether target URLs may be http and resolve to loopback, private or link-local addresses (development and tests). */
+    allowPrivate: boolean
+    /** How long one attempt may take before it counts as failed. */
+    timeoutMs: number
+    /** The waits before each retry; the last one repeats until `disableAfterMs`. */
+    retrySchedule: number[]
+    /** How long a delivery may keep failing (from its first attempt) before its endpoint is disabled. */
+    disableAfterMs: number
+    /** Endpoints one instance delivers to at once. */
+    concurrency: number
+    /** How often an instance looks for due retries besides being woken by new events. */
+    pollMs: number
+  }
   graphql: {
     maxDepth: number
     maxCost: number
@@ -165,6 +180,16 @@ function duration(env: Env, name: string, fallbackMs: number, minMs = 1000): num
   return value
 }
 
+/** A comma-separated list of durations (`5s,30s,2m`), each as `duration` reads it. */
+function durations(env: Env, name: string, fallbackMs: number[]): number[] {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallbackMs
+  return raw.split(',').map((part) => {
+    if (part.trim() === '') throw new ConfigError(name, `must be comma-separated durations such as 5s,30s,2m, got "${raw}"`)
+    return duration({ [name]: part.trim() }, name, 0, 10)
+  })
+}
+
 function url(env: Env, name: string, protocols: string[]): string | undefined {
   const raw = env[name]
   if (raw === undefined || raw === '') return undefined
@@ -255,6 +280,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
       retentionMs: duration(env, 'EVENTS_RETENTION', 7 * 86_400_000),
       streamHeartbeatMs: duration(env, 'EVENTS_STREAM_HEARTBEAT', 15_000, 10),
       maxStreamsPerCaller: integer(env, 'EVENTS_STREAM_MAX_PER_CALLER', 10, 1, 10_000),
+    },
+    webhooks: {
+      allowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+      timeoutMs: duration(env, 'WEBHOOK_TIMEOUT', 10_000, 10),
+      retrySchedule: durations(env, 'WEBHOOK_RETRY_SCHEDULE', [5000, 30_000, 120_000, 600_000, 3_600_000, 6 * 3_600_000]),
+      disableAfterMs: duration(env, 'WEBHOOK_DISABLE_AFTER', 3 * 86_400_000, 10),
+      concurrency: integer(env, 'WEBHOOK_CONCURRENCY', 10, 1, 1000),
+      pollMs: duration(env, 'WEBHOOK_POLL', 1000, 10),
     },
     rateLimit: {
       max: integer(env, 'RATE_LIMIT_MAX', 600, 1, 1_000_000),

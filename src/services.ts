@@ -12,6 +12,7 @@ import { createEventsService } from './modules/events/events.service.ts'
 import { createOrdersService } from './modules/orders/orders.service.ts'
 import { createProductsService } from './modules/products/products.service.ts'
 import { createUsersService } from './modules/users/users.service.ts'
+import { createWebhooksService } from './modules/webhooks/webhooks.service.ts'
 
 export function createServices(dependencies: {
   db: Kysely<Database>
@@ -29,6 +30,7 @@ export function createServices(dependencies: {
     products: createProductsService({ db: dependencies.db, cursors, commands, invalidate }),
     articles: createArticlesService({ db: dependencies.db, cursors, commands, invalidate }),
     events: createEventsService({ db: dependencies.db, cursors }),
+    webhooks: createWebhooksService({ db: dependencies.db, cursors, config: dependencies.config.webhooks }),
   }
 }
 

@@ -93,6 +93,45 @@ export interface EventLogHorizonTable {
   pruned_through: ColumnType<number, never, number>
 }
 
+/** A webhook target (migration 0005); it keeps its owner's admin flag and scopes for the visibility rule. */
+export interface WebhookEndpointTable {
+  id: Generated<number>
+  owner_id: number
+  owner_admin: boolean
+  owner_scopes: string[]
+  url: string
+  secret: string
+  /** The event types it receives; null: all. */
+  types: string[] | null
+  enabled: Generated<boolean>
+  disabled_reason: string | null
+  /** The event log has been fanned out into deliveries up to this seq. */
+  after_seq: number
+  lease_owner: string | null
+  lease_until: Date | null
+  created_at: CreatedAt
+}
+
+export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed'
+
+/** One event for one endpoint (migration 0005). */
+export interface WebhookDeliveryTable {
+  id: Generated<number>
+  endpoint_id: number
+  event_seq: number
+  event_type: string
+  /** The public event as sent, byte for byte the same on every attempt (it is signed). */
+  payload: string
+  status: Generated<WebhookDeliveryStatus>
+  attempts: Generated<number>
+  next_attempt_at: ColumnType<Date, Date | string | undefined, Date | string>
+  first_attempt_at: Date | null
+  last_attempt_at: Date | null
+  last_response_status: number | null
+  last_error: string | null
+  created_at: CreatedAt
+}
+
 export interface Database {
   companies: CompanyTable
   users: UserTable
@@ -104,6 +143,8 @@ export interface Database {
   idempotency_keys: IdempotencyKeyTable
   outbox: OutboxTable
   event_log_horizon: EventLogHorizonTable
+  webhook_endpoints: WebhookEndpointTable
+  webhook_deliveries: WebhookDeliveryTable
 }
 
 export type CompanyRow = Selectable<CompanyTable>
@@ -116,3 +157,5 @@ export type CommentRow = Selectable<CommentTable>
 export type IdempotencyKeyRow = Selectable<IdempotencyKeyTable>
 export type OutboxRow = Selectable<OutboxTable>
 export type NewOutboxEvent = Insertable<OutboxTable>
+export type WebhookEndpointRow = Selectable<WebhookEndpointTable>
+export type WebhookDeliveryRow = Selectable<WebhookDeliveryTable>

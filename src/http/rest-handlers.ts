@@ -9,6 +9,7 @@ import { metaHandlers } from '../modules/meta/meta.routes.ts'
 import { orderHandlers } from '../modules/orders/orders.routes.ts'
 import { productHandlers } from '../modules/products/products.routes.ts'
 import { userHandlers } from '../modules/users/users.routes.ts'
+import { webhookHandlers } from '../modules/webhooks/webhooks.routes.ts'
 
 export interface RestHandlerDependencies {
   app: FastifyInstance
@@ -25,5 +26,6 @@ export function restHandlers({ app, config, served }: RestHandlerDependencies): 
     ...productHandlers(app.services.products, config),
     ...articleHandlers(app.services.articles, config),
     ...eventHandlers(app),
+    ...webhookHandlers(app.services.webhooks, config),
   }
 }

@@ -3,6 +3,7 @@ import * as initialSchema from './0001-initial-schema.ts'
 import * as outboxDeliveryOrder from './0002-outbox-delivery-order.ts'
 import * as idempotencyClaim from './0003-idempotency-claim.ts'
 import * as eventLog from './0004-event-log.ts'
+import * as webhooks from './0005-webhooks.ts'
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the compiled
@@ -13,4 +14,5 @@ export const migrations: Record<string, Migration> = {
   '0002-outbox-delivery-order': outboxDeliveryOrder,
   '0003-idempotency-claim': idempotencyClaim,
   '0004-event-log': eventLog,
+  '0005-webhooks': webhooks,
 }

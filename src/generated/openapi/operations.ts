@@ -29,6 +29,12 @@ import {
   UserOrderListSchema,
   UserPageSchema,
   UserSparseSchema,
+  WebhookDeliverySchema,
+  WebhookDeliveryListSchema,
+  WebhookEndpointSchema,
+  WebhookEndpointCreateSchema,
+  WebhookEndpointCreatedSchema,
+  WebhookEndpointPageSchema,
 } from './schemas.ts'
 
 /** Every operation of the contract, by operationId, in document order. */
@@ -3802,10 +3808,698 @@ export const operations = {
         }
       }
     }
+  },
+  "listWebhookEndpoints": {
+    "operationId": "listWebhookEndpoints",
+    "method": "GET",
+    "path": "/webhook-endpoints",
+    "url": "/api/v1/webhook-endpoints",
+    "authenticated": true,
+    "scopes": [],
+    "requestBodyRequired": false,
+    "requestMediaTypes": [],
+    "queryDefaults": [
+      "limit"
+    ],
+    "schema": {
+      "querystring": {
+        "type": "object",
+        "properties": {
+          "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 20
+          },
+          "cursor": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 512
+          }
+        },
+        "additionalProperties": false
+      },
+      "response": {
+        "200": {
+          "content": {
+            "application/json": {
+              "schema": WebhookEndpointPageSchema
+            }
+          }
+        },
+        "400": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "401": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "403": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "406": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "415": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "default": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        }
+      }
+    }
+  },
+  "createWebhookEndpoint": {
+    "operationId": "createWebhookEndpoint",
+    "method": "POST",
+    "path": "/webhook-endpoints",
+    "url": "/api/v1/webhook-endpoints",
+    "authenticated": true,
+    "scopes": [],
+    "requestBodyRequired": true,
+    "requestMediaTypes": [
+      "application/json"
+    ],
+    "queryDefaults": [],
+    "schema": {
+      "body": WebhookEndpointCreateSchema,
+      "response": {
+        "201": {
+          "content": {
+            "application/json": {
+              "schema": WebhookEndpointCreatedSchema
+            }
+          }
+        },
+        "400": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "401": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "403": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "406": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "413": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "415": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "422": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "default": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        }
+      }
+    }
+  },
+  "getWebhookEndpoint": {
+    "operationId": "getWebhookEndpoint",
+    "method": "GET",
+    "path": "/webhook-endpoints/{id}",
+    "url": "/api/v1/webhook-endpoints/:id",
+    "authenticated": true,
+    "scopes": [],
+    "requestBodyRequired": false,
+    "requestMediaTypes": [],
+    "queryDefaults": [],
+    "schema": {
+      "params": {
+        "type": "object",
+        "properties": {
+          "id": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 1,
+            "maximum": 2147483647
+          }
+        },
+        "required": [
+          "id"
+        ],
+        "additionalProperties": false
+      },
+      "response": {
+        "200": {
+          "content": {
+            "application/json": {
+              "schema": WebhookEndpointSchema
+            }
+          }
+        },
+        "400": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "401": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "403": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "404": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "406": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "414": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "415": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "default": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        }
+      }
+    }
+  },
+  "deleteWebhookEndpoint": {
+    "operationId": "deleteWebhookEndpoint",
+    "method": "DELETE",
+    "path": "/webhook-endpoints/{id}",
+    "url": "/api/v1/webhook-endpoints/:id",
+    "authenticated": true,
+    "scopes": [],
+    "requestBodyRequired": false,
+    "requestMediaTypes": [],
+    "queryDefaults": [],
+    "schema": {
+      "params": {
+        "type": "object",
+        "properties": {
+          "id": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 1,
+            "maximum": 2147483647
+          }
+        },
+        "required": [
+          "id"
+        ],
+        "additionalProperties": false
+      },
+      "response": {
+        "400": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "401": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "403": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "404": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "406": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "414": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "415": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "default": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        }
+      }
+    }
+  },
+  "listWebhookDeliveries": {
+    "operationId": "listWebhookDeliveries",
+    "method": "GET",
+    "path": "/webhook-endpoints/{id}/deliveries",
+    "url": "/api/v1/webhook-endpoints/:id/deliveries",
+    "authenticated": true,
+    "scopes": [],
+    "requestBodyRequired": false,
+    "requestMediaTypes": [],
+    "queryDefaults": [
+      "limit"
+    ],
+    "schema": {
+      "params": {
+        "type": "object",
+        "properties": {
+          "id": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 1,
+            "maximum": 2147483647
+          }
+        },
+        "required": [
+          "id"
+        ],
+        "additionalProperties": false
+      },
+      "querystring": {
+        "type": "object",
+        "properties": {
+          "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 20
+          },
+          "cursor": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 512
+          }
+        },
+        "additionalProperties": false
+      },
+      "response": {
+        "200": {
+          "content": {
+            "application/json": {
+              "schema": WebhookDeliveryListSchema
+            }
+          }
+        },
+        "400": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "401": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "403": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "404": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "406": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "414": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "415": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "default": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        }
+      }
+    }
+  },
+  "retryWebhookDelivery": {
+    "operationId": "retryWebhookDelivery",
+    "method": "POST",
+    "path": "/webhook-endpoints/{id}/deliveries/{deliveryId}/retry",
+    "url": "/api/v1/webhook-endpoints/:id/deliveries/:deliveryId/retry",
+    "authenticated": true,
+    "scopes": [],
+    "requestBodyRequired": false,
+    "requestMediaTypes": [],
+    "queryDefaults": [],
+    "schema": {
+      "params": {
+        "type": "object",
+        "properties": {
+          "id": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 1,
+            "maximum": 2147483647
+          },
+          "deliveryId": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 1,
+            "maximum": 2147483647
+          }
+        },
+        "required": [
+          "id",
+          "deliveryId"
+        ],
+        "additionalProperties": false
+      },
+      "response": {
+        "202": {
+          "content": {
+            "application/json": {
+              "schema": WebhookDeliverySchema
+            }
+          }
+        },
+        "400": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "401": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "403": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "404": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "406": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "413": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "414": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "415": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "default": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        }
+      }
+    }
   }
 } as const
 
 export type OperationId = keyof typeof operations
 
 /** The operationIds, in document order. */
-export const operationIds: readonly OperationId[] = ["listOrders","createOrder","getOrder","replaceOrder","updateOrder","deleteOrder","listOrderItems","payOrder","cancelOrder","refundOrder","listArticles","createArticle","getArticle","replaceArticle","updateArticle","deleteArticle","listArticleComments","createArticleComment","listUsers","createUser","getUser","listUserOrders","listProducts","createProduct","listEvents","streamEvents","getOpenApiJson","getOpenApiYaml"]
+export const operationIds: readonly OperationId[] = ["listOrders","createOrder","getOrder","replaceOrder","updateOrder","deleteOrder","listOrderItems","payOrder","cancelOrder","refundOrder","listArticles","createArticle","getArticle","replaceArticle","updateArticle","deleteArticle","listArticleComments","createArticleComment","listUsers","createUser","getUser","listUserOrders","listProducts","createProduct","listEvents","streamEvents","getOpenApiJson","getOpenApiYaml","listWebhookEndpoints","createWebhookEndpoint","getWebhookEndpoint","deleteWebhookEndpoint","listWebhookDeliveries","retryWebhookDelivery"]

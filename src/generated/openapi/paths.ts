@@ -385,6 +385,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description The caller's webhook endpoints, oldest first; an admin sees every endpoint. The signing secret is never listed.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Registers a URL that receives, signed per the Standard Webhooks specification, every event the caller may read (of `types`, all when absent) from now on. The signing secret (`whsec_…`) is in this response only. The URL must be https and must not resolve to a loopback, private or link-local address (422 WEBHOOK_TARGET_REFUSED) unless the server runs with WEBHOOK_ALLOW_PRIVATE=true.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description One of the caller's endpoints (any, for an admin); another caller's is 404. The secret is not shown.
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Deletes the endpoint and its delivery log; nothing more is sent to it (an attempt already under way finishes).
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an endpoint's deliveries
+         * @description The endpoint's deliveries, newest first, each with its attempts so far and the outcome of the last one (list envelope B).
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/deliveries/{deliveryId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver
+         * @description Sends the delivery again (with the same webhook-id) as soon as it is the oldest pending one of its endpoint, whatever its status; a disabled endpoint is enabled again.
+         */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "order.created": {
@@ -912,6 +1000,11 @@ export interface components {
             next_cursor: string | null;
         };
         /**
+         * @description What happened (the `type` of an Event). Order events are visible to the order's owner (with orders:read) and to admins; article and comment events to any valid token.
+         * @enum {string}
+         */
+        EventType: "order.created" | "order.status_changed" | "article.created" | "comment.added";
+        /**
          * @description An event's id, its position in the event log (decimal, increasing in delivery order). Resume a list, a stream or a subscription after it.
          * @example 1042
          */
@@ -1039,6 +1132,78 @@ export interface components {
         };
         /** @description One event of the log, `data` being the record as the REST API returns it; `type` tells which. */
         Event: components["schemas"]["OrderCreatedEvent"] | components["schemas"]["OrderStatusChangedEvent"] | components["schemas"]["ArticleCreatedEvent"] | components["schemas"]["CommentAddedEvent"];
+        WebhookEndpointCreate: {
+            /**
+             * Format: uri
+             * @description Where events are POSTed. https (http only with WEBHOOK_ALLOW_PRIVATE=true); no credentials or fragment.
+             */
+            url: string;
+            /** @description The event types to receive; all when absent. */
+            types?: components["schemas"]["EventType"][];
+        };
+        WebhookEndpoint: {
+            id: number;
+            url: string;
+            /** @description The event types it receives; null for all. */
+            types: components["schemas"]["EventType"][] | null;
+            /** @description False once deliveries failed for WEBHOOK_DISABLE_AFTER (3 days); a retry enables it again. */
+            enabled: boolean;
+            disabled_reason: string | null;
+            /** @description The user whose events it receives (what that user may read). */
+            owner_id: number;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** @description A new endpoint with its signing secret, shown only in this response. */
+        WebhookEndpointCreated: {
+            id: number;
+            url: string;
+            /** @description The event types it receives; null for all. */
+            types: components["schemas"]["EventType"][] | null;
+            /** @description False once deliveries failed for WEBHOOK_DISABLE_AFTER (3 days); a retry enables it again. */
+            enabled: boolean;
+            disabled_reason: string | null;
+            /** @description The user whose events it receives (what that user may read). */
+            owner_id: number;
+            /** Format: date-time */
+            created_at: string;
+            /** @description The Standard Webhooks signing secret; verify each delivery with it. */
+            secret: string;
+        };
+        /** @description A page of webhook endpoints (list envelope A). */
+        WebhookEndpointPage: {
+            data: components["schemas"]["WebhookEndpoint"][];
+            page: components["schemas"]["PageInfo"];
+        };
+        WebhookDelivery: {
+            id: number;
+            endpoint_id: number;
+            event_id: components["schemas"]["EventId"];
+            event_type: components["schemas"]["EventType"];
+            /** @description The `webhook-id` header of every attempt of this delivery (receivers deduplicate on it). */
+            webhook_id: string;
+            /**
+             * @description pending (to be attempted at next_attempt_at), succeeded (a 2xx), failed (given up; the endpoint was disabled).
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed";
+            attempts: number;
+            /** Format: date-time */
+            next_attempt_at: string;
+            /** Format: date-time */
+            last_attempt_at: string | null;
+            /** @description The status of the last attempt's answer; null when it got none (timeout, network error) or none was made. */
+            last_response_status: number | null;
+            last_error: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** @description A page of an endpoint's deliveries (list envelope B). */
+        WebhookDeliveryList: {
+            data: components["schemas"]["WebhookDelivery"][];
+            /** @description Pass back as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
         /** @description A page of events, oldest first (list envelope B). */
         EventList: {
             data: components["schemas"]["Event"][];
@@ -1468,6 +1633,10 @@ export interface components {
     parameters: {
         /** @description The order's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another order. */
         OrderId: number;
+        /** @description The webhook endpoint's id, a canonical decimal integer. */
+        WebhookEndpointId: number;
+        /** @description The delivery's id, a canonical decimal integer. */
+        WebhookDeliveryId: number;
         /** @description The article's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another article. */
         ArticleId: number;
         /** @description The user's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another user. */
@@ -3425,6 +3594,343 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             406: components["responses"]["NotAcceptable"];
             408: components["responses"]["RequestTimeout"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            default: components["responses"]["InternalError"];
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1-100. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of webhook endpoints. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 3,
+                     *           "url": "https://hooks.example.com/orders",
+                     *           "types": null,
+                     *           "enabled": true,
+                     *           "disabled_reason": null,
+                     *           "owner_id": 2,
+                     *           "created_at": "2026-11-25T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "page": {
+                     *         "next": null,
+                     *         "cursor": null,
+                     *         "total": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEndpointPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            default: components["responses"]["InternalError"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/orders",
+                 *       "types": [
+                 *         "order.created",
+                 *         "order.status_changed"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookEndpointCreate"];
+            };
+        };
+        responses: {
+            /** @description The endpoint, with its signing secret (shown this once). */
+            201: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 3,
+                     *       "url": "https://hooks.example.com/orders",
+                     *       "types": [
+                     *         "order.created",
+                     *         "order.status_changed"
+                     *       ],
+                     *       "enabled": true,
+                     *       "disabled_reason": null,
+                     *       "owner_id": 2,
+                     *       "created_at": "2026-11-25T10:00:00.000Z",
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEndpointCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            default: components["responses"]["InternalError"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id, a canonical decimal integer. */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 3,
+                     *       "url": "https://hooks.example.com/orders",
+                     *       "types": [
+                     *         "order.created",
+                     *         "order.status_changed"
+                     *       ],
+                     *       "enabled": true,
+                     *       "disabled_reason": null,
+                     *       "owner_id": 2,
+                     *       "created_at": "2026-11-25T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            default: components["responses"]["InternalError"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id, a canonical decimal integer. */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; no body. */
+            204: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            default: components["responses"]["InternalError"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1-100. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id, a canonical decimal integer. */
+                id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 41,
+                     *           "endpoint_id": 3,
+                     *           "event_id": "1042",
+                     *           "event_type": "order.created",
+                     *           "webhook_id": "msg_41",
+                     *           "status": "pending",
+                     *           "attempts": 2,
+                     *           "next_attempt_at": "2026-11-25T10:00:35.000Z",
+                     *           "last_attempt_at": "2026-11-25T10:00:05.000Z",
+                     *           "last_response_status": 500,
+                     *           "last_error": "the receiver answered 500",
+                     *           "created_at": "2026-11-25T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            default: components["responses"]["InternalError"];
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id, a canonical decimal integer. */
+                id: components["parameters"]["WebhookEndpointId"];
+                /** @description The delivery's id, a canonical decimal integer. */
+                deliveryId: components["parameters"]["WebhookDeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued; the delivery as it now is. */
+            202: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 41,
+                     *       "endpoint_id": 3,
+                     *       "event_id": "1042",
+                     *       "event_type": "order.created",
+                     *       "webhook_id": "msg_41",
+                     *       "status": "pending",
+                     *       "attempts": 2,
+                     *       "next_attempt_at": "2026-11-25T10:05:00.000Z",
+                     *       "last_attempt_at": "2026-11-25T10:00:05.000Z",
+                     *       "last_response_status": 500,
+                     *       "last_error": "the receiver answered 500",
+                     *       "created_at": "2026-11-25T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["URITooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];

@@ -1095,6 +1095,17 @@ export const UserOrderListSchema = {
   }
 }
 
+export const EventTypeSchema = {
+  "type": "string",
+  "enum": [
+    "order.created",
+    "order.status_changed",
+    "article.created",
+    "comment.added"
+  ],
+  "description": "What happened (the `type` of an Event). Order events are visible to the order's owner (with orders:read) and to admins; article and comment events to any valid token."
+}
+
 export const EventIdSchema = {
   "type": "string",
   "pattern": "^[1-9][0-9]{0,18}$",
@@ -1285,6 +1296,247 @@ export const EventSchema = {
     ArticleCreatedEventSchema,
     CommentAddedEventSchema
   ]
+}
+
+export const WebhookEndpointCreateSchema = {
+  "type": "object",
+  "additionalProperties": false,
+  "required": [
+    "url"
+  ],
+  "properties": {
+    "url": {
+      "type": "string",
+      "format": "uri",
+      "minLength": 1,
+      "maxLength": 2000,
+      "description": "Where events are POSTed. https (http only with WEBHOOK_ALLOW_PRIVATE=true); no credentials or fragment."
+    },
+    "types": {
+      "type": "array",
+      "minItems": 1,
+      "maxItems": 4,
+      "uniqueItems": true,
+      "items": EventTypeSchema,
+      "description": "The event types to receive; all when absent."
+    }
+  }
+}
+
+export const WebhookEndpointSchema = {
+  "type": "object",
+  "additionalProperties": false,
+  "required": [
+    "id",
+    "url",
+    "types",
+    "enabled",
+    "disabled_reason",
+    "owner_id",
+    "created_at"
+  ],
+  "properties": {
+    "id": {
+      "type": "integer"
+    },
+    "url": {
+      "type": "string"
+    },
+    "types": {
+      "description": "The event types it receives; null for all.",
+      "type": [
+        "array",
+        "null"
+      ],
+      "items": EventTypeSchema
+    },
+    "enabled": {
+      "type": "boolean",
+      "description": "False once deliveries failed for WEBHOOK_DISABLE_AFTER (3 days); a retry enables it again."
+    },
+    "disabled_reason": {
+      "type": [
+        "string",
+        "null"
+      ]
+    },
+    "owner_id": {
+      "type": "integer",
+      "description": "The user whose events it receives (what that user may read)."
+    },
+    "created_at": {
+      "type": "string",
+      "format": "date-time"
+    }
+  }
+}
+
+export const WebhookEndpointCreatedSchema = {
+  "type": "object",
+  "additionalProperties": false,
+  "description": "A new endpoint with its signing secret, shown only in this response.",
+  "required": [
+    "id",
+    "url",
+    "types",
+    "enabled",
+    "disabled_reason",
+    "owner_id",
+    "created_at",
+    "secret"
+  ],
+  "properties": {
+    "id": {
+      "type": "integer"
+    },
+    "url": {
+      "type": "string"
+    },
+    "types": {
+      "description": "The event types it receives; null for all.",
+      "type": [
+        "array",
+        "null"
+      ],
+      "items": EventTypeSchema
+    },
+    "enabled": {
+      "type": "boolean",
+      "description": "False once deliveries failed for WEBHOOK_DISABLE_AFTER (3 days); a retry enables it again."
+    },
+    "disabled_reason": {
+      "type": [
+        "string",
+        "null"
+      ]
+    },
+    "owner_id": {
+      "type": "integer",
+      "description": "The user whose events it receives (what that user may read)."
+    },
+    "created_at": {
+      "type": "string",
+      "format": "date-time"
+    },
+    "secret": {
+      "type": "string",
+      "pattern": "^whsec_[A-Za-z0-9+/]+=*$",
+      "description": "The Standard Webhooks signing secret; verify each delivery with it."
+    }
+  }
+}
+
+export const WebhookEndpointPageSchema = {
+  "type": "object",
+  "additionalProperties": false,
+  "required": [
+    "data",
+    "page"
+  ],
+  "description": "A page of webhook endpoints (list envelope A).",
+  "properties": {
+    "data": {
+      "type": "array",
+      "items": WebhookEndpointSchema
+    },
+    "page": PageInfoSchema
+  }
+}
+
+export const WebhookDeliverySchema = {
+  "type": "object",
+  "additionalProperties": false,
+  "required": [
+    "id",
+    "endpoint_id",
+    "event_id",
+    "event_type",
+    "webhook_id",
+    "status",
+    "attempts",
+    "next_attempt_at",
+    "last_attempt_at",
+    "last_response_status",
+    "last_error",
+    "created_at"
+  ],
+  "properties": {
+    "id": {
+      "type": "integer"
+    },
+    "endpoint_id": {
+      "type": "integer"
+    },
+    "event_id": EventIdSchema,
+    "event_type": EventTypeSchema,
+    "webhook_id": {
+      "type": "string",
+      "description": "The `webhook-id` header of every attempt of this delivery (receivers deduplicate on it)."
+    },
+    "status": {
+      "type": "string",
+      "enum": [
+        "pending",
+        "succeeded",
+        "failed"
+      ],
+      "description": "pending (to be attempted at next_attempt_at), succeeded (a 2xx), failed (given up; the endpoint was disabled)."
+    },
+    "attempts": {
+      "type": "integer"
+    },
+    "next_attempt_at": {
+      "type": "string",
+      "format": "date-time"
+    },
+    "last_attempt_at": {
+      "type": [
+        "string",
+        "null"
+      ],
+      "format": "date-time"
+    },
+    "last_response_status": {
+      "description": "The status of the last attempt's answer; null when it got none (timeout, network error) or none was made.",
+      "type": [
+        "integer",
+        "null"
+      ]
+    },
+    "last_error": {
+      "type": [
+        "string",
+        "null"
+      ]
+    },
+    "created_at": {
+      "type": "string",
+      "format": "date-time"
+    }
+  }
+}
+
+export const WebhookDeliveryListSchema = {
+  "type": "object",
+  "additionalProperties": false,
+  "required": [
+    "data",
+    "next_cursor"
+  ],
+  "description": "A page of an endpoint's deliveries (list envelope B).",
+  "properties": {
+    "data": {
+      "type": "array",
+      "items": WebhookDeliverySchema
+    },
+    "next_cursor": {
+      "type": [
+        "string",
+        "null"
+      ],
+      "description": "Pass back as `cursor` for the next page; null on the last page."
+    }
+  }
 }
 
 export const EventListSchema = {
