@@ -160,3 +160,11 @@ t.test('tracing is off unless the standard OpenTelemetry variables turn it on', 
     message: /^Invalid configuration: OTEL_EXPORTER_OTLP_ENDPOINT/,
   })
 })
+
+t.test('DB_POOLED: unset, found out at start; true or false forces the connection mode', async (t) => {
+  t.equal(loadConfig({}).databasePooled, undefined)
+  t.equal(loadConfig({ DB_POOLED: '' }).databasePooled, undefined)
+  t.equal(loadConfig({ DB_POOLED: 'true' }).databasePooled, true)
+  t.equal(loadConfig({ DB_POOLED: 'false' }).databasePooled, false)
+  t.throws(() => loadConfig({ DB_POOLED: 'maybe' }), /^Invalid configuration: DB_POOLED /)
+})
