@@ -54,9 +54,9 @@ export async function relayed(app: FastifyInstance, after: string, count: number
 
 /** A GraphQL subscription's events: the event ids (extensions.eventId) and data. */
 export function subscribe(c: Client, query: string) {
-  const received: Array<{ eventId: string; data: Record<string, { id: number }> }> = []
+  const received: Array<{ eventId: string; data: Record<string, { id?: string; databaseId?: number }> }> = []
   const errors: unknown[] = []
-  const unsubscribe = c.subscribe<Record<string, { id: number }>, { eventId: string }>(
+  const unsubscribe = c.subscribe<Record<string, { id?: string; databaseId?: number }>, { eventId: string }>(
     { query },
     {
       next: (value) => {

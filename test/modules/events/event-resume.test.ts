@@ -48,26 +48,26 @@ async function streamResumes(t: Test, writer: FastifyInstance, first: string, re
 async function subscriptionResumes(t: Test, writer: FastifyInstance, first: string, resumeOn: string) {
   const token = tokenFor(GRACE, scopes[GRACE])
   const c1 = client(t, first, token)
-  const before = subscribe(c1, 'subscription { orderCreated { id } }')
+  const before = subscribe(c1, 'subscription { orderCreated { databaseId } }')
   await sleep(500)
   const a = await newOrder(writer, GRACE)
   const [lastId] = await before.waitFor(1)
   t.same(
-    before.received.map((event) => event.data.orderCreated!.id),
+    before.received.map((event) => event.data.orderCreated!.databaseId),
     [a.id],
   )
   before.unsubscribe()
   await sleep(100)
   const [b, c] = [await newOrder(writer, GRACE), await newOrder(writer, GRACE)]
   const c2 = client(t, resumeOn, token)
-  const after = subscribe(c2, `subscription { orderCreated(after: "${lastId}") { id } }`)
+  const after = subscribe(c2, `subscription { orderCreated(after: "${lastId}") { databaseId } }`)
   await after.waitFor(2)
   await sleep(300)
   const d = await newOrder(writer, GRACE)
   await after.waitFor(3)
   await sleep(300)
   t.same(
-    after.received.map((event) => event.data.orderCreated!.id),
+    after.received.map((event) => event.data.orderCreated!.databaseId),
     [b.id, c.id, d.id],
     'the missed events, then live, none twice',
   )
