@@ -72,11 +72,14 @@ t.test('a stream and a subscription resume across a PostgreSQL restart with exac
     missed,
     'the stream: exactly the events committed while it was away',
   )
-  const subscription = subscribe(client(t, ws, tokenFor(GRACE, scopes[GRACE])), `subscription { orderCreated(after: "${lastId}") { id } }`)
+  const subscription = subscribe(
+    client(t, ws, tokenFor(GRACE, scopes[GRACE])),
+    `subscription { orderCreated(after: "${lastId}") { databaseId } }`,
+  )
   await subscription.waitFor(2)
   await sleep(300)
   t.same(
-    subscription.received.map((event) => Number(event.data.orderCreated!.id)),
+    subscription.received.map((event) => Number(event.data.orderCreated!.databaseId)),
     missed,
     'the subscription: the same events',
   )

@@ -18,7 +18,7 @@ import { bearer, build, tokenFor } from '../helper.ts'
 import { client, eventually, listening } from '../graphql/subscription-clients.ts'
 import { postgresUrl } from '../setup/templates.ts'
 import { privateClusterUnavailable, startPrivateCluster } from './private-cluster.ts'
-import { toGlobalId } from '../../src/graphql/global-id.ts'
+import { fromGlobalId, toGlobalId } from '../../src/graphql/global-id.ts'
 
 // The cluster is this test's own whatever DATABASE_URL says, so it could run in both of CI's
 // suite runs; it runs in the PostgreSQL one only, as each test spends a few seconds starting its
@@ -177,7 +177,13 @@ t.test(
     t.match(unresolved?.errors, [
       {
         path: ['orderCreated', 'user'],
-        extensions: { code: 'DATABASE_UNAVAILABLE', reason: 'DATABASE_UNAVAILABLE', eventId: /^\d+$/, orderId: held[0], userId: '2' },
+        extensions: {
+          code: 'DATABASE_UNAVAILABLE',
+          reason: 'DATABASE_UNAVAILABLE',
+          eventId: /^\d+$/,
+          orderId: String(fromGlobalId(held[0]!)?.key),
+          userId: '2',
+        },
       },
     ])
     t.match(unresolved?.errors?.[0]?.message, /event could not be resolved/)

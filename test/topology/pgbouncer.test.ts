@@ -48,9 +48,13 @@ async function subscriber(t: Test, server: ServerProcess): Promise<string[]> {
   let subscribed = false
   const ws = client(t, `${server.baseUrl.replace(/^http/, 'ws')}/graphql`, tokenFor(2, 'orders:read'))
   ws.on('connected', () => void (subscribed = true))
-  ws.subscribe<{ orderCreated: { id: string } }>(
-    { query: 'subscription { orderCreated { id } }' },
-    { next: (message) => void (message.data && received.push(message.data.orderCreated.id)), error: () => {}, complete: () => {} },
+  ws.subscribe<{ orderCreated: { databaseId: number } }>(
+    { query: 'subscription { orderCreated { databaseId } }' },
+    {
+      next: (message) => void (message.data && received.push(String(message.data.orderCreated.databaseId))),
+      error: () => {},
+      complete: () => {},
+    },
   )
   if (!(await eventually(() => subscribed))) throw new Error('the subscriber did not connect')
   // The subscribe message follows the connection ack; give the server a moment to register it.
@@ -85,12 +89,12 @@ t.test('behind PgBouncer (transaction pooling, default settings)', { skip: SKIP 
       method: 'POST',
       headers: { ...bearer(2, 'orders:read orders:write'), 'content-type': 'application/json' },
       body: JSON.stringify({
-        query: `query ($id: ID!) { order(id: $id) { id total user { name } } }`,
+        query: `query ($id: ID!) { order(id: $id) { databaseId total user { name } } }`,
         variables: { id: String(order.id) },
       }),
     })
     t.equal(graphql.status, 200, 'GraphQL')
-    t.match(await graphql.json(), { data: { order: { id: String(order.id), user: { name: 'Grace Hopper' } } } })
+    t.match(await graphql.json(), { data: { order: { databaseId: order.id, user: { name: 'Grace Hopper' } } } })
 
     // Twelve concurrent creates with one key: one order; each racer gets it (201) or is told the
     // key is in use (409), and a retry after the race replays the same order.
