@@ -9,12 +9,14 @@
  * attempt, and every attempt renews it first, so two instances never attempt one delivery at once.
  *
  * Faults: a failed statement (the database is down) is logged and the lease left to expire; the
- * endpoint is claimed again once the database is back, and the delivery whose outcome could not be
- * recorded is sent again (at least once; receivers deduplicate on webhook-id). Nothing is in memory
- * that the database does not also hold.
+ * endpoint is claimed again once the database is back. Recording an attempt's outcome is tried
+ * again a few times first, so that one failed statement does not send a delivery twice; a delivery
+ * whose outcome could not be recorded at all is sent again (at least once; receivers deduplicate
+ * on webhook-id). Nothing is in memory that the database does not also hold.
  */
 import { randomUUID } from 'node:crypto'
 import { setMaxListeners } from 'node:events'
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { AppConfig } from '../../config.ts'
@@ -32,6 +34,11 @@ const FAN_OUT_BATCH = 200
 const DELIVERIES_PER_LEASE = 50
 /** What a lease adds to the longest attempt: time for the statements around it. */
 const LEASE_MARGIN_MS = 30_000
+/**
+ * The waits between tries to record an attempt's outcome. Four tries, each bounded by the database
+ * work bound (statement timeout + 1 s, 6 s by default), and these waits stay inside LEASE_MARGIN_MS.
+ */
+const RECORD_RETRY_WAITS_MS = [100, 500, 2000]
 
 /** The `webhook-id` of a delivery: the same on every attempt and on a redelivery. */
 export const webhookIdOf = (deliveryId: number) => `msg_${deliveryId}`
@@ -89,6 +96,25 @@ export function createWebhookWorker({ db, events, config, log }: WebhookWorkerOp
     await db.transaction().execute((trx) => fanOut(trx, endpoint.id, owner, deliveries, after))
   }
 
+  /**
+   * Records an attempt's outcome, trying again while the lease lasts: the attempt has been made, and
+   * an outcome that is not recorded sends the delivery again (a duplicate the receiver must drop).
+   * A statement that fails once (a connection cut, a pool wait past its bound on a busy machine) is
+   * no reason for that; a database that stays away is, after RECORD_RETRY_WAITS_MS.
+   */
+  async function recordOutcome(record: () => Promise<unknown>): Promise<void> {
+    for (const wait of [...RECORD_RETRY_WAITS_MS, undefined]) {
+      try {
+        await record()
+        return
+      } catch (error) {
+        if (wait === undefined || shutdown.signal.aborted) throw error
+        log.warn({ err: error, retryInMs: wait }, 'recording a webhook attempt failed; trying again')
+        await sleep(wait, undefined, { signal: shutdown.signal }).catch(() => {})
+      }
+    }
+  }
+
   /** Attempts the endpoint's due deliveries in seq order until one fails or none is due. */
   async function deliverFor(endpoint: WebhookEndpointRow): Promise<void> {
     // Read once per lease: a redelivery requested meanwhile goes out on the next lease.
@@ -105,11 +131,13 @@ export function createWebhookWorker({ db, events, config, log }: WebhookWorkerOp
       if (shutdown.signal.aborted) return
       const outcome = { responseStatus: result.status, error: result.error, attemptedAt }
       if (result.ok) {
-        await recordSuccess(db, head.id, outcome)
+        await recordOutcome(() => recordSuccess(db, head.id, outcome))
         continue
       }
       const next = nextAttemptAt(config, head.attempts + 1, head.first_attempt_at ?? attemptedAt, new Date())
-      await db.transaction().execute((trx) => recordFailure(trx, { id: head.id, endpointId: endpoint.id }, outcome, next))
+      await recordOutcome(() =>
+        db.transaction().execute((trx) => recordFailure(trx, { id: head.id, endpointId: endpoint.id }, outcome, next)),
+      )
       if (!next) log.warn({ endpoint: endpoint.id, delivery: head.id }, 'webhook endpoint disabled: deliveries kept failing')
       return
     }

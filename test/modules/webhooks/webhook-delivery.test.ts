@@ -6,6 +6,7 @@
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
+import { sql } from 'kysely'
 import { Webhook } from 'standardwebhooks'
 import { bearer, build } from '../../helper.ts'
 import { answer, hang, startReceiver } from './receiver.ts'
@@ -91,6 +92,38 @@ for (const [fault, behaviour, timeout] of [
     t.match(await deliveryLog(), { status: 'succeeded', attempts: sent, last_response_status: 200, webhook_id: [...ids][0] })
   })
 }
+
+t.test('an outcome whose recording fails once is recorded on the next try: the 2xx delivery is not sent again', async (t) => {
+  const app = await build(t, { env: { ...env, WEBHOOK_TIMEOUT: '5s' } })
+  // A real statement failure: the first update that marks a delivery succeeded raises. A sequence
+  // counts the tries: nextval is not rolled back with the failed statement.
+  await sql`create sequence record_tries`.execute(app.database.db)
+  await sql`
+    create function fail_record_once() returns trigger language plpgsql as $$
+    begin
+      if new.status = 'succeeded' and nextval('record_tries') = 1 then
+        raise exception 'injected: recording the outcome failed';
+      end if;
+      return new;
+    end $$`.execute(app.database.db)
+  await sql`create trigger fail_record_once before update on webhook_deliveries for each row execute function fail_record_once()`.execute(
+    app.database.db,
+  )
+  const receiver = await startReceiver(t, answer(204))
+  const { id } = await createEndpoint(app, receiver.url)
+  await publishArticle(app)
+  await receiver.waitFor(1)
+  for (let i = 0; ; i++) {
+    const log = await app.inject({ method: 'GET', url: `/api/v1/webhook-endpoints/${id}/deliveries`, headers: bearer(2) })
+    if (log.json().data[0]?.status === 'succeeded') break
+    if (i > 200) throw new Error('the outcome was never recorded')
+    await sleep(25)
+  }
+  const [tries] = (await sql<{ n: number }>`select last_value as n from record_tries`.execute(app.database.db)).rows
+  t.equal(Number(tries?.n), 2, 'the first recording failed, the second stood')
+  await sleep(300)
+  t.equal(receiver.received.length, 1, 'sent once')
+})
 
 t.test('a receiver that is down gets the delivery once it is back, with the same webhook-id', async (t) => {
   const app = await build(t, { env })
