@@ -58,7 +58,11 @@ export async function startStatementCounter(upstream: { host: string; port: numb
   let statements = 0
   const sockets = new Set<net.Socket>()
   const server = net.createServer((client) => {
-    const server = net.connect(upstream.port, upstream.host)
+    // No Nagle on either leg, as pg and PostgreSQL have none on theirs: with it, a result larger
+    // than one of PostgreSQL's 8 kB sends waited for the client's delayed ACK (up to 40 ms) before
+    // its last piece was passed on, which made the largest reads latency-bound in the bench.
+    const server = net.connect({ port: upstream.port, host: upstream.host, noDelay: true })
+    client.setNoDelay(true)
     sockets.add(client).add(server)
     const count = createMessageCounter(() => void statements++)
     client.on('data', (chunk: Buffer) => {

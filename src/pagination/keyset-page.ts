@@ -36,18 +36,23 @@ export interface CutPage<Row> {
 }
 
 /**
- * A repository's limit + 1 rows as a page: the first `limit` rows, their cursors, and whether more
- * follow. Each cursor is an HMAC: with `everyCursor: false` only the next page's cursor is made.
+ * Which cursors a page makes. Each cursor is an HMAC, so a page makes only those its caller shows:
+ * `every` row's (a connection's edges), the `next` page's only (a REST list), or `none` (a
+ * GraphQL list field, which shows no position: its nextCursor is null whatever follows).
  */
+export type PageCursors = 'every' | 'next' | 'none'
+
+/** A repository's limit + 1 rows as a page: the first `limit` rows, the cursors asked for, and whether more follow. */
 export function cutPage<Row>(
   rows: readonly Row[],
   limit: number,
   cursorOf: (row: Row) => string,
-  options: { everyCursor: boolean } = { everyCursor: true },
+  made: PageCursors = 'every',
 ): CutPage<Row> {
   const page = rows.slice(0, limit)
   const more = rows.length > limit
-  if (!options.everyCursor) return { rows: page, nextCursor: more && page.length > 0 ? cursorOf(page.at(-1)!) : null }
+  if (made === 'none') return { rows: page, nextCursor: null }
+  if (made === 'next') return { rows: page, nextCursor: more && page.length > 0 ? cursorOf(page.at(-1)!) : null }
   const cursors = page.map(cursorOf)
   return { rows: page, cursors, nextCursor: more ? (cursors.at(-1) ?? null) : null }
 }

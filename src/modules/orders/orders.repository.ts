@@ -7,7 +7,7 @@ import type { Executor } from '../../db/transaction.ts'
 import { nextUpdatedAt } from '../../db/updated-at.ts'
 import type { PricedItem } from './order-pricing.ts'
 import { anyInteger, anyText } from '../../db/any-of.ts'
-import { compiledStatement } from '../../db/compiled-statement.ts'
+import { compiledByShape, compiledStatement } from '../../db/compiled-statement.ts'
 import { isoTimestamp } from '../../db/iso-timestamp.ts'
 import { type UserRelations, type UserWithRelatedRow, userWithRelatedOf } from '../users/users.repository.ts'
 
@@ -64,6 +64,9 @@ export async function findItemsOfOrders(db: Executor, orderIds: readonly number[
     .execute()
 }
 
+/** The row of a page of orders with their items; with a total, the count of all matching orders. */
+export type OrderPageRow = OrderWithRelatedRow & { matching_total?: number | string | bigint }
+
 /**
  * One keyset page of orders as the API shows them (limit + 1 rows), in one statement: the same
  * columns as a plan's orders without relations. With `withTotal`, every row also carries the
@@ -71,22 +74,76 @@ export async function findItemsOfOrders(db: Executor, orderIds: readonly number[
  * it once per statement, not per row); a page with no rows carries no total, so the caller counts
  * on its own then.
  */
-export async function findOrderPageWithItems(
-  db: Executor,
-  query: OrderPageQuery,
-  options: { withTotal: boolean },
-): Promise<Array<OrderWithRelatedRow & { matching_total?: number | string | bigint }>> {
+function orderPageWithItems(query: OrderPageQuery & { withTotal: boolean }) {
   const conditions = filterConditions(query, 'orders')
   if (query.after) conditions.push(afterPosition(query.sort, query.after))
-  const order = orderColumns(query.sort).map(([column, direction]) => sql`${sql.ref(`orders.${column}`)} ${sql.raw(direction)}`)
   // Not named `total`: that is an order's column, and ORDER BY total must keep meaning it.
-  const total = options.withTotal ? sql`, ${countMatching(query)} as matching_total` : sql``
-  const result = await sql<Omit<OrderWithRelatedRow, 'items'> & { items: AggregatedItem[]; matching_total?: number | string | bigint }>`
+  const total = query.withTotal ? sql`, ${countMatching(query)} as matching_total` : sql``
+  return sql<Omit<OrderWithRelatedRow, 'items'> & { items: AggregatedItem[]; matching_total?: number | string | bigint }>`
     select orders.id, orders.status, orders.total, ${itemsInAnyOrder} as items, orders.user_id,
       ${isoTimestamp(sql.ref('orders.created_at'))} as created, ${isoTimestamp(sql.ref('orders.updated_at'))} as updated${total}
     from ${sql.table('orders')} ${whereAll(conditions)}
-    order by ${sql.join(order)} limit ${query.limit + 1}`.execute(db)
-  return result.rows.map((row) => ({ ...row, items: inStoredOrder(row.items) }))
+    order by ${orderBy(query.sort)} limit ${query.limit + 1}`
+}
+
+/** A page query's shape: what its statement's text depends on (not the values it binds). */
+function pageShape(query: OrderPageQuery): string {
+  return `${query.userId === undefined ? '' : 'u'}${query.status === undefined ? '' : 's'}${query.after ? 'a' : ''}:${query.sort.descending ? '-' : ''}${query.sort.field}`
+}
+
+/** The values a filter binds, in the order filterConditions writes them. */
+function filterValues(filter: OrderFilter): unknown[] {
+  return [...(filter.userId === undefined ? [] : [filter.userId]), ...(filter.status === undefined ? [] : [filter.status])]
+}
+
+/** The values a page's position and limit bind, in the order afterPosition and the LIMIT write them. */
+function positionValues(query: OrderPageQuery): unknown[] {
+  const after = query.after ? (query.sort.field === 'id' ? [query.after[1]] : query.after) : []
+  return [...after, query.limit + 1]
+}
+
+function orderBy(sort: OrderPageQuery['sort']): RawBuilder<unknown> {
+  return sql.join(orderColumns(sort).map(([column, direction]) => sql`${sql.ref(`orders.${column}`)} ${sql.raw(direction)}`))
+}
+
+/**
+ * The order list statements, each compiled once per shape (src/db/compiled-statement.ts): a page
+ * with items (REST), a page with relations (GraphQL's Query.orders) and the recent orders of many
+ * users (GraphQL's User.orders). Made once per service, like compileFindOrderRecord.
+ */
+export function compileOrderListStatements(db: Executor) {
+  const pageWithItems = compiledByShape(db, {
+    shapeOf: (query: OrderPageQuery & { withTotal: boolean }) => `${pageShape(query)}${query.withTotal ? ':total' : ''}`,
+    build: orderPageWithItems,
+    parametersOf: (query) => [...(query.withTotal ? filterValues(query) : []), ...filterValues(query), ...positionValues(query)],
+  })
+  const pageWithRelated = compiledByShape(db, {
+    shapeOf: (query: OrderPageQuery & { relations: OrderRelations }) => `${pageShape(query)}:${JSON.stringify(query.relations)}`,
+    build: orderPageWithRelated,
+    parametersOf: (query) => [...filterValues(query), ...positionValues(query)],
+  })
+  const recentOfUsers = compiledByShape(db, {
+    shapeOf: (query: { userIds: readonly number[]; last: number; relations: OrderRelations }) => JSON.stringify(query.relations),
+    build: recentOrdersOfUsers,
+    parametersOf: (query) => [query.userIds, query.last],
+  })
+  return {
+    /** One keyset page of orders with their items (limit + 1 rows), with the total when asked. */
+    async findOrderPageWithItems(executor: Executor, query: OrderPageQuery, options: { withTotal: boolean }): Promise<OrderPageRow[]> {
+      const rows = await pageWithItems(executor, { ...query, withTotal: options.withTotal })
+      return rows.map((row) => ({ ...row, items: inStoredOrder(row.items) }))
+    },
+    /** One keyset page of orders (limit + 1 rows) with their items and the relations asked for. */
+    findOrderPageWithRelated: (executor: Executor, query: OrderPageQuery, relations: OrderRelations): Promise<OrderWithRelatedRow[]> =>
+      pageWithRelated(executor, { ...query, relations }),
+    /** The `last` most recent orders of each user with their items and the relations asked for. */
+    findRecentOrdersOfUsers: async (
+      executor: Executor,
+      userIds: readonly number[],
+      last: number,
+      relations: OrderRelations,
+    ): Promise<OrderWithRelatedRow[]> => (userIds.length === 0 ? [] : recentOfUsers(executor, { userIds: [...userIds], last, relations })),
+  }
 }
 
 /** An item as the page statement aggregates it: its position says where it stands in the order. */
@@ -169,20 +226,14 @@ function orderWithRelated(relations: OrderRelations): { columns: RawBuilder<unkn
 }
 
 /** One keyset page of orders (limit + 1 rows) with their items and the relations asked for, in one statement. */
-export async function findOrderPageWithRelated(
-  db: Executor,
-  query: OrderPageQuery,
-  relations: OrderRelations,
-): Promise<OrderWithRelatedRow[]> {
-  const { columns, joins } = orderWithRelated(relations)
+function orderPageWithRelated(query: OrderPageQuery & { relations: OrderRelations }): RawBuilder<OrderWithRelatedRow> {
+  const { columns, joins } = orderWithRelated(query.relations)
   const conditions = filterConditions(query, 'orders')
   // Unqualified, as keysetPage writes it: the joined owner's columns are all prefixed.
   if (query.after) conditions.push(afterPosition(query.sort, query.after))
-  const order = orderColumns(query.sort).map(([column, direction]) => sql`${sql.ref(`orders.${column}`)} ${sql.raw(direction)}`)
-  const result = await sql<OrderWithRelatedRow>`
+  return sql<OrderWithRelatedRow>`
     select ${columns} from orders ${joins} ${whereAll(conditions)}
-    order by ${sql.join(order)} limit ${query.limit + 1}`.execute(db)
-  return result.rows
+    order by ${orderBy(query.sort)} limit ${query.limit + 1}`
 }
 
 /**
@@ -190,21 +241,18 @@ export async function findOrderPageWithRelated(
  * one statement (GraphQL's User.orders): a lateral join over the user ids, each side an index
  * range scan on (user_id, created_at, id).
  */
-export async function findRecentOrdersOfUsers(
-  db: Executor,
-  userIds: readonly number[],
-  last: number,
-  relations: OrderRelations,
-): Promise<OrderWithRelatedRow[]> {
-  if (userIds.length === 0) return []
-  const { columns, joins } = orderWithRelated(relations)
-  const result = await sql<OrderWithRelatedRow>`
-    select r.* from unnest(${sql.val([...userIds])}::int[]) as p(id)
+function recentOrdersOfUsers(query: {
+  userIds: readonly number[]
+  last: number
+  relations: OrderRelations
+}): RawBuilder<OrderWithRelatedRow> {
+  const { columns, joins } = orderWithRelated(query.relations)
+  return sql<OrderWithRelatedRow>`
+    select r.* from unnest(${sql.val(query.userIds)}::int[]) as p(id)
     cross join lateral (
       select ${columns} from orders ${joins} where orders.user_id = p.id
-      order by orders.created_at desc, orders.id desc limit ${last}
-    ) r`.execute(db)
-  return result.rows
+      order by orders.created_at desc, orders.id desc limit ${query.last}
+    ) r`
 }
 
 export async function findOrdersByIds(db: Executor, ids: readonly number[]): Promise<OrderRow[]> {

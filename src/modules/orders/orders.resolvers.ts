@@ -117,7 +117,7 @@ export const orderResolvers: Resolvers = {
           userId: args.userId == null ? undefined : parseId(args.userId, 'userId', 'User'),
           ...pageOf(args),
         },
-        { everyCursor: fields.has('cursor'), relations: orderRelationsOf(fields, info) },
+        { cursors: fields.has('cursor') ? 'every' : 'none', relations: orderRelationsOf(fields, info) },
       )
       const cursors = page.cursors
       return cursors ? page.data.map((order, index) => ({ ...order, cursor: cursors[index]! })) : page.data
@@ -131,7 +131,7 @@ export const orderResolvers: Resolvers = {
           userId: args.userId == null ? undefined : parseId(args.userId, 'userId', 'User'),
           ...pageOf(args),
         },
-        { everyCursor: true, relations: orderRelationsOf(selectedFieldsAt(info, ['edges', 'node']), info) },
+        { cursors: 'every', relations: orderRelationsOf(selectedFieldsAt(info, ['edges', 'node']), info) },
       )
       // The deprecated Order.cursor still answers with the record's position in this list.
       return toConnection({ ...page, data: page.data.map((order, index) => ({ ...order, cursor: page.cursors![index]! })) }, args.after)

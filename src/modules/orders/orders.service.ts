@@ -10,7 +10,7 @@ import { recordEvent } from '../../db/repositories/outbox.ts'
 import { runWrite, type Executor, type WriteOptions, type Written } from '../../db/transaction.ts'
 import { ApiError, conflict, forbidden, notFound, unprocessable } from '../../errors.ts'
 import type { Order, OrderItem, OrderStatus } from '../../contract-types.ts'
-import { cutPage, sortKeyOf, startOfPage } from '../../pagination/keyset-page.ts'
+import { cutPage, type PageCursors, sortKeyOf, startOfPage } from '../../pagination/keyset-page.ts'
 import type { Page } from '../../pagination/page.ts'
 import { groupOldestFirst } from '../../pagination/per-parent.ts'
 import type { ServiceDependencies } from '../service-dependencies.ts'
@@ -69,7 +69,9 @@ export interface OrderListQuery {
 export type OrderWithRelated = Order & { related?: { user?: UserWithRelated | null } }
 
 /** What a plan asks a list of orders for (GraphQL): no total, the related records to read with each. */
-export interface OrderPlanNeeds extends Pick<OrderListNeeds, 'everyCursor'> {
+export interface OrderPlanNeeds {
+  /** A list field shows no cursor but the deprecated Order.cursor; a connection shows every one. */
+  cursors: Exclude<PageCursors, 'next'>
   relations: repository.OrderRelations
 }
 
@@ -114,6 +116,7 @@ function toOrderWithRelated(caller: Caller, row: repository.OrderWithRelatedRow,
 
 export function createOrdersService({ db, cursors, commands }: Pick<ServiceDependencies, 'db' | 'cursors' | 'commands'>) {
   const findOrderRecord = repository.compileFindOrderRecord(db)
+  const orderLists = repository.compileOrderListStatements(db)
   /** Rows to API orders, with every order's items fetched in one statement. */
   async function withItems(executor: Executor, rows: readonly OrderRow[]): Promise<Order[]> {
     const items = await repository.findItemsOfOrders(
@@ -188,7 +191,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
   async function page(caller: Caller, query: OrderListQuery, list: string, needs: OrderListNeeds): Promise<Page<Order>> {
     const { position, filter } = startOf(caller, query, list)
     // The page, its items and (when asked) the total in one statement.
-    const rows = await repository.findOrderPageWithItems(
+    const rows = await orderLists.findOrderPageWithItems(
       db,
       { ...filter, sort: position.sortBy, after: position.after, limit: query.limit },
       { withTotal: needs.total },
@@ -198,7 +201,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
       query.limit,
       (order) =>
         cursors.encode({ list, sort: position.sort, filter: position.filter, key: [sortKeyOf(order, position.sortBy.field), order.id] }),
-      { everyCursor: needs.everyCursor },
+      needs.everyCursor ? 'every' : 'next',
     )
     return {
       data: page.rows,
@@ -270,7 +273,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
       checkList(caller, query)
       const list = 'orders'
       const { position, filter } = startOf(caller, query, list)
-      const rows = await repository.findOrderPageWithRelated(
+      const rows = await orderLists.findOrderPageWithRelated(
         db,
         { ...filter, sort: position.sortBy, after: position.after, limit: query.limit },
         needs.relations,
@@ -280,7 +283,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
         query.limit,
         (order) =>
           cursors.encode({ list, sort: position.sort, filter: position.filter, key: [sortKeyOf(order, position.sortBy.field), order.id] }),
-        { everyCursor: needs.everyCursor },
+        needs.cursors,
       )
       return { data: page.rows, total: page.rows.length, nextCursor: page.nextCursor, ...(page.cursors ? { cursors: page.cursors } : {}) }
     },
@@ -422,7 +425,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
     ): Promise<Map<number, OrderWithRelated[] | ApiError>> {
       requireScope(caller, 'orders:read')
       const readable = userIds.filter((id) => isOwnerOrAdmin(caller, id))
-      const rows = await repository.findRecentOrdersOfUsers(db, readable, last, relations)
+      const rows = await orderLists.findRecentOrdersOfUsers(db, readable, last, relations)
       const orders = rows.map((row) => toOrderWithRelated(caller, row, relations))
       const byUser = new Map<number, OrderWithRelated[] | ApiError>(groupOldestFirst(readable, orders, (order) => order.user_id))
       for (const id of userIds) if (!byUser.has(id)) byUser.set(id, forbidden("You may not access another user's orders."))
