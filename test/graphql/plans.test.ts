@@ -1,6 +1,6 @@
 /**
  * GraphQL resolved by plan (issue 25): a list of orders reads each order's owner and the owner's
- * company in its own statement, a user reads its company in its own, and what a plan read is what
+ * company in its own statement, a user reads its company and its recent orders in its own, and what a plan read is what
  * the loaders give for the same document (the same JSON, for the owner and an admin, with and
  * without the optional fields). Statements are counted through Kysely's log hook.
  */
@@ -50,7 +50,7 @@ async function addLoad(app: FastifyInstance) {
     insert into order_items (order_id, position, sku, qty, unit_price) select id, 0, 'CB-404', 1, 1200 from new_orders`.execute(app.db)
 }
 
-t.test('the bench shapes: orders → user → company with items in one statement, user → company, orders → items in two', async (t) => {
+t.test('the bench shapes: orders → user → company with items in one statement, user → company, orders → items in one', async (t) => {
   // Points are not what this test is about: the shapes below take more than the default bucket.
   const { app, run } = await setup(t, { GRAPHQL_MAX_COST: '100000', GRAPHQL_COST_BUCKET: '10000000' })
   await addLoad(app)
@@ -95,7 +95,7 @@ t.test('the bench shapes: orders → user → company with items in one statemen
       ],
     },
   })
-  t.equal(owned.statements.length, 2, 'user → company, orders → items: the user with its company, then the orders with their items')
+  t.equal(owned.statements.length, 1, 'user → company, orders → items: the user with its company and its orders with their items')
 
   for (const first of [1, 10, 50]) {
     const { body, statements } = await run(
@@ -276,4 +276,35 @@ t.test('a plan authorizes as the services do: the owner reads only its own, a mi
   )
   t.equal(noScope.body.errors?.[0]?.extensions.code, 'FORBIDDEN', 'orders without orders:read')
   t.same(noScope.body.errors?.[0]?.path, ['withOrders', 'orders'])
+})
+
+t.test('user → orders in one statement answers what the loader answers, and falls back to it where one statement cannot', async (t) => {
+  const { run } = await setup(t)
+  const selection = 'name orders(last: 2) { databaseId total items { sku } }'
+  const planned = await run(grace, `{ user(id: "2") { ${selection} } }`)
+  t.equal(planned.statements.length, 1, 'one orders field: one statement')
+  // Two aliases of orders: the user's statement, then User.orders' own, one per `last`.
+  const loaded = await run(grace, `{ user(id: "2") { ${selection} more: orders(last: 3) { databaseId } } }`)
+  t.equal(loaded.statements.length, 3, 'two aliases: the loader')
+  t.same(loaded.body.data?.user && { ...(loaded.body.data.user as object), more: undefined }, {
+    ...(planned.body.data!.user as object),
+    more: undefined,
+  })
+  t.same(
+    (loaded.body.data!.user as { more: Array<{ databaseId: number }> }).more.map((order) => order.databaseId),
+    [1, 2, 3],
+    'the other alias its own last',
+  )
+  const viaVariable = await run(grace, 'query ($n: Int) { me { orders(last: $n) { databaseId } } }', { n: 1 })
+  t.same(viaVariable.body.data, { me: { orders: [{ databaseId: 3 }] } }, 'me, with last from a variable')
+  t.equal(viaVariable.statements.length, 1)
+
+  const refused = await run(grace, '{ user(id: "2") { name orders(last: 0) { databaseId } } }')
+  t.equal(refused.body.errors?.[0]?.extensions.code, 'BAD_USER_INPUT', 'an invalid last is refused where it always was')
+  t.same(refused.body.errors?.[0]?.path, ['user', 'orders'])
+
+  const noScope = await run(bearer(2, 'articles:write'), '{ user(id: "2") { name orders(last: 2) { databaseId } } }')
+  t.same(noScope.body.data, { user: null }, 'a user without orders:read: the non-null orders field nulls its user')
+  t.equal(noScope.body.errors?.[0]?.extensions.code, 'FORBIDDEN')
+  t.same(noScope.body.errors?.[0]?.path, ['user', 'orders'])
 })

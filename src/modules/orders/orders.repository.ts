@@ -127,7 +127,20 @@ export function compileOrderListStatements(db: Executor) {
     build: recentOrdersOfUsers,
     parametersOf: (query) => [query.userIds, query.last],
   })
+  const userWithRecent = compiledByShape(db, {
+    shapeOf: (query: { userId: number; userRelations: UserRelations; last: number }) => JSON.stringify(query.userRelations),
+    build: userWithRecentOrders,
+    // The LIMIT stands before the user's id in the text: the orders' subquery is in the select list.
+    parametersOf: (query) => [query.last, query.userId],
+  })
   return {
+    /** A user with its relations and its `last` most recent orders, oldest first; undefined when no such user. */
+    findUserWithRecentOrders: async (
+      executor: Executor,
+      userId: number,
+      userRelations: UserRelations,
+      last: number,
+    ): Promise<UserWithRecentOrdersRow | undefined> => (await userWithRecent(executor, { userId, userRelations, last }))[0],
     /** One keyset page of orders with their items (limit + 1 rows), with the total when asked. */
     async findOrderPageWithItems(executor: Executor, query: OrderPageQuery, options: { withTotal: boolean }): Promise<OrderPageRow[]> {
       const rows = await pageWithItems(executor, { ...query, withTotal: options.withTotal })
@@ -254,6 +267,27 @@ function recentOrdersOfUsers(query: {
       order by orders.created_at desc, orders.id desc limit ${query.last}
     ) r`
 }
+
+/**
+ * A user with its relations and its `last` most recent orders (oldest first, each with its items,
+ * as JSON), in one statement: GraphQL's `user(id) { … orders(last: N) { … } }` plan, the user
+ * statement and the User.orders statement as one.
+ */
+function userWithRecentOrders(query: { userId: number; userRelations: UserRelations; last: number }): RawBuilder<UserWithRecentOrdersRow> {
+  const { columns } = orderWithRelated({})
+  return sql<UserWithRecentOrdersRow>`
+    select owner.*, (
+      select coalesce(json_agg(json_build_object('id', r.id, 'status', r.status, 'total', r.total, 'items', r.items,
+        'user_id', r.user_id, 'created', r.created, 'updated', r.updated) order by r.at, r.id), '[]'::json)
+      from (
+        select ${columns}, orders.created_at as at from orders where orders.user_id = owner.user__id
+        order by orders.created_at desc, orders.id desc limit ${query.last}
+      ) r) as recent_orders
+    from ${userWithRelatedOf(sql<number>`${query.userId}`, query.userRelations)} as owner`
+}
+
+/** A user's row with its recent orders (userWithRecentOrders). */
+export type UserWithRecentOrdersRow = UserWithRelatedRow & { recent_orders: OrderWithRelatedRow[] }
 
 export async function findOrdersByIds(db: Executor, ids: readonly number[]): Promise<OrderRow[]> {
   if (ids.length === 0) return []

@@ -20,7 +20,7 @@ import { callerOf, subscriber } from '../../graphql/caller.ts'
 import { idempotencyClaimOf, namedAsArguments, payloadOf } from '../../graphql/mutations.ts'
 import { orNull } from '../../graphql/or-null.ts'
 import type { MercuriusContext } from 'mercurius'
-import type { OrderAction } from './orders.service.ts'
+import { carriesRecentOrders, type OrderAction } from './orders.service.ts'
 import type { OrderRelations } from './orders.repository.ts'
 import type { FieldNode } from 'graphql'
 import type { EventType, Order } from '../../contract-types.ts'
@@ -212,12 +212,20 @@ export const orderLoaders: Loaders = {
      * `orders(last: N)`: the N most recent orders of each user, oldest first, with their items and
      * the relations selected under them in one statement (a plan, for all the batch's users).
      */
-    orders: async (queries, ctx) => {
-      const caller = callerOf(ctx)
-      const relations = orderRelationsOfBatch(queries.map((query) => query.info))
-      const requests = queries.map(({ obj, params }) => ({ parentId: obj.id, size: parseCount(params.last, 'last') }))
-      const recentOrders = await lookupPerSize(requests, (ids, last) => ctx.app.services.orders.recentOfUsers(caller, ids, last, relations))
-      return requests.map(({ parentId, size }) => recentOrders(parentId, size) ?? [])
+    orders: {
+      loader: async (queries, ctx) => {
+        const caller = callerOf(ctx)
+        const relations = orderRelationsOfBatch(queries.map((query) => query.info))
+        const requests = queries.map(({ obj, params }) => ({ parentId: obj.id, size: parseCount(params.last, 'last') }))
+        const recentOrders = await lookupPerSize(requests, (ids, last) =>
+          ctx.app.services.orders.recentOfUsers(caller, ids, last, relations),
+        )
+        return requests.map(({ parentId, size }) => recentOrders(parentId, size) ?? [])
+      },
+      // Read with the user by Query.user's plan (users.resolvers.ts) for one `last`: the one the
+      // plan parsed from this field, so parsing it again here cannot refuse it.
+      preloaded: (user, args) =>
+        carriesRecentOrders(user) && user.recentOrders.last === parseCount(args.last, 'last') ? user.recentOrders.orders : undefined,
     },
   },
 }

@@ -4,7 +4,7 @@
  * outbox event commit in one transaction. Services return API types, never rows.
  */
 import type { Caller } from '../../auth/caller.ts'
-import { isOwnerOrAdmin, requireOwnerOrAdmin, requireScope } from '../../auth/policy.ts'
+import { hasScope, isOwnerOrAdmin, requireOwnerOrAdmin, requireScope } from '../../auth/policy.ts'
 import type { OrderItemRow, OrderRow } from '../../db/schema.ts'
 import { recordEvent } from '../../db/repositories/outbox.ts'
 import { runWrite, type Executor, type WriteOptions, type Written } from '../../db/transaction.ts'
@@ -15,7 +15,8 @@ import type { Page } from '../../pagination/page.ts'
 import { groupOldestFirst } from '../../pagination/per-parent.ts'
 import type { ServiceDependencies } from '../service-dependencies.ts'
 import { userExists } from '../users/users.repository.ts'
-import { mayReadUser, toUserWithRelated, type UserWithRelated } from '../users/users.service.ts'
+import { mayReadUser, requireUserReadable, toUserWithRelated, type UserWithRelated } from '../users/users.service.ts'
+import type { UserRelations } from '../users/users.repository.ts'
 import { priceItems, type RequestedItem } from './order-pricing.ts'
 import * as repository from './orders.repository.ts'
 
@@ -114,9 +115,19 @@ function toOrderWithRelated(caller: Caller, row: repository.OrderWithRelatedRow,
   return order
 }
 
+/** A user read with its recent orders (Query.user's plan): User.orders answers from them. */
+export type UserWithRecentOrders = UserWithRelated & { recentOrders: { last: number; orders: OrderWithRelated[] } }
+
+/** Whether a user carries its recent orders (read with it by getUserWithRecentOrders). */
+export function carriesRecentOrders(user: UserWithRelated): user is UserWithRecentOrders {
+  return 'recentOrders' in user
+}
+
 export function createOrdersService({ db, cursors, commands }: Pick<ServiceDependencies, 'db' | 'cursors' | 'commands'>) {
   const findOrderRecord = repository.compileFindOrderRecord(db)
   const orderLists = repository.compileOrderListStatements(db)
+  /** Whether recentOfUsers gives the caller this user's orders: the one rule for a user's orders in GraphQL. */
+  const mayReadOrdersOf = (caller: Caller, userId: number) => hasScope(caller, 'orders:read') && isOwnerOrAdmin(caller, userId)
   /** Rows to API orders, with every order's items fetched in one statement. */
   async function withItems(executor: Executor, rows: readonly OrderRow[]): Promise<Order[]> {
     const items = await repository.findItemsOfOrders(
@@ -424,12 +435,33 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
       relations: repository.OrderRelations = {},
     ): Promise<Map<number, OrderWithRelated[] | ApiError>> {
       requireScope(caller, 'orders:read')
-      const readable = userIds.filter((id) => isOwnerOrAdmin(caller, id))
+      const readable = userIds.filter((id) => mayReadOrdersOf(caller, id))
       const rows = await orderLists.findRecentOrdersOfUsers(db, readable, last, relations)
       const orders = rows.map((row) => toOrderWithRelated(caller, row, relations))
       const byUser = new Map<number, OrderWithRelated[] | ApiError>(groupOldestFirst(readable, orders, (order) => order.user_id))
       for (const id of userIds) if (!byUser.has(id)) byUser.set(id, forbidden("You may not access another user's orders."))
       return byUser
+    },
+
+    /**
+     * Query.user with its `last` most recent orders in the same statement (a plan): the user as
+     * users.get answers it, and the orders recentOfUsers would answer for it, oldest first. When
+     * the caller may not read that user's orders, none are carried: User.orders loads, and
+     * refuses, as it does without the plan.
+     */
+    async getUserWithRecentOrders(
+      caller: Caller,
+      userId: number,
+      userRelations: UserRelations,
+      last: number,
+    ): Promise<UserWithRelated | UserWithRecentOrders> {
+      requireUserReadable(caller, userId)
+      const row = await orderLists.findUserWithRecentOrders(db, userId, userRelations, last)
+      const user = row && toUserWithRelated(row)
+      if (!row || !user) throw notFound(`User ${userId}`)
+      // Read in any case (one statement either way), dropped here when they may not be shown.
+      if (!mayReadOrdersOf(caller, userId)) return user
+      return { ...user, recentOrders: { last, orders: row.recent_orders.map((order) => toOrderWithRelated(caller, order, {})) } }
     },
 
     /** GET /orders/{id}/items: an order has at most 100 items; pages keep them in stored order. */

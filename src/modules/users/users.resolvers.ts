@@ -1,12 +1,14 @@
 /** GraphQL for users and companies, over the users service. */
 import type { Resolvers } from '../../generated/graphql/types.ts'
 import type { Loaders } from '../../graphql/loaders.ts'
-import { pageOf, parseId } from '../../graphql/arguments.ts'
+import { pageOf, parseCount, parseId } from '../../graphql/arguments.ts'
 import { callerOf } from '../../graphql/caller.ts'
 import { idempotencyClaimOf, namedAsArguments, payloadOf } from '../../graphql/mutations.ts'
 import { orNull } from '../../graphql/or-null.ts'
 import { toConnection } from '../../graphql/connection.ts'
-import { type SelectedFields, selectedFields, selectedFieldsAt } from '../../graphql/selects-field.ts'
+import { type SelectedFields, selectedFields, selectedFieldsAt, selectedFieldsOf } from '../../graphql/selects-field.ts'
+import { type GraphQLResolveInfo, getArgumentValues, isObjectType } from 'graphql'
+import type { MercuriusContext } from 'mercurius'
 import type { UserRelations } from './users.repository.ts'
 
 /** What the User fields selected (`fields`) need read with each user, in its own statement: its company. */
@@ -14,11 +16,44 @@ export function userRelationsOf(fields: SelectedFields): UserRelations {
   return { company: fields.has('company') }
 }
 
+/**
+ * Query.user and Query.me: the user with the relations selected, and with its recent orders when
+ * one statement can read them with it (recentOrdersPlanned); User.orders then answers from those.
+ */
+function readUser(ctx: MercuriusContext, info: GraphQLResolveInfo, id: number) {
+  const fields = selectedFields(info)
+  const relations = userRelationsOf(fields)
+  const last = recentOrdersPlanned(fields, info)
+  return last === undefined
+    ? ctx.app.services.users.get(callerOf(ctx), id, relations)
+    : ctx.app.services.orders.getUserWithRecentOrders(callerOf(ctx), id, relations, last)
+}
+
+/**
+ * The `last` of the user's `orders` when the user's statement can read them too: one `orders`
+ * field (a second alias or a repetition loads as usual), with a valid `last`, selecting no related
+ * record of its orders (those need User.orders' own plan). Undefined otherwise, and for an invalid
+ * `last`, which User.orders then refuses where it always did.
+ */
+function recentOrdersPlanned(fields: SelectedFields, info: GraphQLResolveInfo): number | undefined {
+  const nodes = fields.get('orders')
+  const node = nodes?.length === 1 ? nodes[0] : undefined
+  if (!node || selectedFieldsOf([node], info).has('user')) return undefined
+  const userType = info.schema.getType('User')
+  const field = isObjectType(userType) ? userType.getFields().orders : undefined
+  if (!field) return undefined
+  try {
+    const { last } = getArgumentValues(field, node, info.variableValues)
+    return parseCount(typeof last === 'number' ? last : undefined, 'last')
+  } catch {
+    return undefined
+  }
+}
+
 export const userResolvers: Resolvers = {
   Query: {
-    user: (_, args, ctx, info) =>
-      orNull(ctx.app.services.users.get(callerOf(ctx), parseId(args.id, 'id', 'User'), userRelationsOf(selectedFields(info)))),
-    me: (_, _args, ctx, info) => ctx.app.services.users.get(callerOf(ctx), callerOf(ctx).userId, userRelationsOf(selectedFields(info))),
+    user: (_, args, ctx, info) => orNull(readUser(ctx, info, parseId(args.id, 'id', 'User'))),
+    me: (_, _args, ctx, info) => readUser(ctx, info, callerOf(ctx).userId),
     // No total: the GraphQL lists show none.
     users: async (_, args, ctx, info) => {
       const page = await ctx.app.services.users.list(callerOf(ctx), pageOf(args), {

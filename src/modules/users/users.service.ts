@@ -37,6 +37,11 @@ export function mayReadUser(caller: Caller, userId: number): boolean {
   return isOwnerOrAdmin(caller, userId)
 }
 
+/** users.get's rule, before anything is read: whether another user's id exists is not the caller's business. */
+export function requireUserReadable(caller: Caller, userId: number): void {
+  requireOwnerOrAdmin(caller, userId, 'user record')
+}
+
 /** A user as read with its relations, or null when the row names no user (an order's missing owner). */
 export function toUserWithRelated(row: Partial<repository.UserWithRelatedRow>): UserWithRelated | null {
   if (row.user__id == null || row.user__name == null || row.user__created_at == null) return null
@@ -72,8 +77,7 @@ export function createUsersService({ db, cursors, commands }: Pick<ServiceDepend
   return {
     /** A user, with the relations asked for read in the same statement. */
     async get(caller: Caller, id: number, relations: repository.UserRelations = {}): Promise<UserWithRelated> {
-      // Ownership first: whether another user's id exists is not the caller's business.
-      requireOwnerOrAdmin(caller, id, 'user record')
+      requireUserReadable(caller, id)
       const row = await repository.findUserWithRelated(db, id, relations)
       const user = row && toUserWithRelated(row)
       if (!user) throw notFound(`User ${id}`)

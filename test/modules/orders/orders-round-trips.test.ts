@@ -61,5 +61,16 @@ t.test("User.orders(last: N) reads each user's recent orders with their items in
   const body = JSON.parse(response.body)
   t.notOk(body.errors)
   t.ok(body.data.user.orders.length >= 1)
-  t.equal(statements, 2, 'the user, then the orders with their items')
+  t.equal(statements, 1, "the user's statement reads its orders with their items (Query.user's plan)")
+  // With their owner selected under them, the orders are User.orders' own statement.
+  const loaded = await count(() =>
+    app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: grace,
+      payload: { query: '{ user(id: "2") { orders(last: 10) { id user { name } items { sku qty } } } }' },
+    }),
+  )
+  t.notOk(JSON.parse(loaded.response.body).errors)
+  t.equal(loaded.statements, 2, 'the user, then the orders with their items and owners')
 })
