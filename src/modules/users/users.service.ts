@@ -3,7 +3,7 @@
  * listing and creating users is for admins.
  */
 import type { Caller } from '../../auth/caller.ts'
-import { isOwnerOrAdmin, requireAdmin, requireOwnerOrAdmin } from '../../auth/policy.ts'
+import { authorize, isOwnerOrAdmin, requireOwnerOrAdmin } from '../../auth/policy.ts'
 import type { CompanyRow, UserRow } from '../../db/schema.ts'
 import { runWrite, type WriteOptions, type Written } from '../../db/transaction.ts'
 import { ApiError, notFound, unprocessable } from '../../errors.ts'
@@ -72,6 +72,7 @@ export function createUsersService({ db, cursors, commands }: Pick<ServiceDepend
   return {
     /** A user, with the relations asked for read in the same statement. */
     async get(caller: Caller, id: number, relations: repository.UserRelations = {}): Promise<UserWithRelated> {
+      authorize(caller, 'getUser')
       // Ownership first: whether another user's id exists is not the caller's business.
       requireOwnerOrAdmin(caller, id, 'user record')
       const row = await repository.findUserWithRelated(db, id, relations)
@@ -111,7 +112,7 @@ export function createUsersService({ db, cursors, commands }: Pick<ServiceDepend
       query: { cursor?: string | undefined; limit: number },
       needs: { total: boolean; relations?: repository.UserRelations } = { total: true },
     ): Promise<Page<UserWithRelated>> {
-      requireAdmin(caller)
+      authorize(caller, 'listUsers')
       const afterId = query.cursor === undefined ? undefined : cursors.decode(query.cursor, 'users').key[1]
       const [rows, total] = await Promise.all([
         repository.findUserPageWithRelated(db, { afterId, limit: query.limit }, needs.relations ?? {}),
@@ -129,7 +130,7 @@ export function createUsersService({ db, cursors, commands }: Pick<ServiceDepend
       options: WriteOptions<User> = {},
     ): Promise<Written<User>> {
       commands.check('UserCreate', input)
-      requireAdmin(caller)
+      authorize(caller, 'createUser')
       return runWrite(db, options.idempotency, async ({ trx }) => {
         const companyId = input.company_id ?? null
         if (companyId !== null && !(await repository.companyExists(trx, companyId))) {
