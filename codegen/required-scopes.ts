@@ -3,7 +3,7 @@
  * contracts write it (decisions §2). `requiredScopes` holds what every REST operation
  * (`x-required-scopes`, by operationId) and every GraphQL field (`@requiresScopes`, by
  * `Type.field`; every root field, with or without it) requires; `serviceOperationScopes` holds what
- * each service operation of src/auth/service-operations.ts enforces, the scopes of the contract
+ * each service operation of codegen/service-operations.ts enforces, the scopes of the contract
  * operations it serves. Generation fails, naming the operations, when those disagree (REST and
  * GraphQL would then answer differently), when an operation that needs a scope is served by no
  * service operation (its scope would go unenforced), or when a scope is not one the tokens know.
@@ -12,13 +12,12 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { buildSchema, getDirectiveValues, type GraphQLSchema, isObjectType } from 'graphql'
 import { parse } from 'yaml'
-import { SCOPES } from '../src/auth/caller.ts'
-import { type ServedOperations, serviceOperations } from '../src/auth/service-operations.ts'
+import { SCOPES, type ServedOperations, serviceOperations } from './service-operations.ts'
 import { banner, type GeneratedFile } from './generated-file.ts'
 import { restRequiredScopes } from './openapi.ts'
 
 const GENERATOR = 'codegen/required-scopes.ts'
-const SOURCES = 'openapi.yaml, schema.graphql and src/auth/service-operations.ts'
+const SOURCES = 'openapi.yaml, schema.graphql and codegen/service-operations.ts'
 export const SCOPES_DIRECTIVE = 'requiresScopes'
 
 /** What every field that carries the directive, and every root field, requires, by `Type.field`. */
@@ -81,7 +80,7 @@ export function requiredScopesFileOf(
   }
   const unserved = [...required].filter(([operation, scopes]) => scopes.length > 0 && !servedBy.has(operation)).map(([operation]) => operation)
   if (unserved.length > 0) {
-    problem(`${unserved.join(', ')} require scopes but no service operation serves them: add them to src/auth/service-operations.ts`)
+    problem(`${unserved.join(', ')} require scopes but no service operation serves them: add them to codegen/service-operations.ts`)
   }
   const table = (entries: Iterable<[string, unknown[]]>) =>
     `{\n${[...entries].map(([key, scopes]) => `  ${JSON.stringify(key)}: ${JSON.stringify(scopes)},\n`).join('')}}`
@@ -89,13 +88,16 @@ export function requiredScopesFileOf(
     path: 'src/generated/required-scopes.ts',
     contents: [
       banner(GENERATOR, SOURCES),
-      "import type { Scope } from '../auth/caller.ts'",
-      "import type { ServiceOperation } from '../auth/service-operations.ts'\n",
+      '/** The scopes a token may carry (decisions §2); `admin` satisfies every other. */',
+      `export const SCOPES = ${JSON.stringify(known)} as const\n`,
+      'export type Scope = (typeof SCOPES)[number]\n',
       '/**',
       ' * The scopes each contract operation requires, all of them (`admin` satisfies any): REST by',
       ' * operationId (x-required-scopes), GraphQL by `Type.field` (@requiresScopes; every root field).',
       ' */',
       `export const requiredScopes: Readonly<Record<string, readonly Scope[]>> = ${table(required)}\n`,
+      '/** A service operation that authorizes (codegen/service-operations.ts). */',
+      `export type ServiceOperation =\n${Object.keys(perService).map((name) => `  | ${JSON.stringify(name)}`).join('\n')}\n`,
       '/** What each service operation enforces: the scopes every contract operation it serves requires. */',
       `export const serviceOperationScopes: Readonly<Record<ServiceOperation, readonly Scope[]>> = ${table(Object.entries(perService))}\n`,
     ].join('\n'),

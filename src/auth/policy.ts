@@ -8,7 +8,7 @@
 import { forbidden } from '../errors.ts'
 import { serviceOperationScopes } from '../generated/required-scopes.ts'
 import type { Caller, Scope } from './caller.ts'
-import type { ServiceOperation } from './service-operations.ts'
+import type { ServiceOperation } from '../generated/required-scopes.ts'
 
 /** Only the scopes and the admin flag matter: a webhook endpoint keeps those of its owner (src/modules/events). */
 export function hasScope(caller: Pick<Caller, 'admin' | 'scopes'>, scope: Scope): boolean {

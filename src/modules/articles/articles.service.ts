@@ -5,7 +5,7 @@
  */
 import type { Caller } from '../../auth/caller.ts'
 import { authorize, requireOwnerOrAdmin } from '../../auth/policy.ts'
-import type { ServiceOperation } from '../../auth/service-operations.ts'
+import type { ServiceOperation } from '../../generated/required-scopes.ts'
 import { recordEvent } from '../../db/repositories/outbox.ts'
 import type { ArticleRow, CommentRow } from '../../db/schema.ts'
 import { runWrite, type Executor, type WriteOptions, type Written } from '../../db/transaction.ts'

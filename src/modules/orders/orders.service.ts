@@ -4,7 +4,7 @@
  * outbox event commit in one transaction. Services return API types, never rows.
  */
 import type { Caller } from '../../auth/caller.ts'
-import type { ServiceOperation } from '../../auth/service-operations.ts'
+import type { ServiceOperation } from '../../generated/required-scopes.ts'
 import { authorize, isOwnerOrAdmin, requireOwnerOrAdmin } from '../../auth/policy.ts'
 import type { OrderItemRow, OrderRow } from '../../db/schema.ts'
 import { recordEvent } from '../../db/repositories/outbox.ts'

@@ -1,11 +1,17 @@
 /**
- * The service operations that authorize, and the contract operations each one serves: REST by
- * operationId, GraphQL by `Type.field`. No scope is written here: the contracts name them
- * (`x-required-scopes` in openapi.yaml, `@requiresScopes` in schema.graphql), and codegen
- * (codegen/required-scopes.ts) derives each service operation's scopes from the operations it
- * serves, failing when those disagree or when an operation that needs a scope is served by none.
- * A service calls `authorize(caller, '<name>')` (src/auth/policy.ts) before it reads or changes anything.
+ * Codegen's input besides the contracts, for src/generated/required-scopes.ts: the scopes a token
+ * may carry, and the service operations that authorize with the contract operations each one
+ * serves (REST by operationId, GraphQL by `Type.field`). Which operation needs which scope is not
+ * written here: the contracts say it (`x-required-scopes` in openapi.yaml, `@requiresScopes` in
+ * schema.graphql), and codegen/required-scopes.ts derives each service operation's scopes from the
+ * operations it serves, failing when those disagree or when an operation that needs a scope is
+ * served by none. A service calls `authorize(caller, '<name>')` (src/auth/policy.ts) before it
+ * reads or changes anything.
  */
+
+/** The scopes of decisions §2; `admin` satisfies every other and lifts ownership limits. */
+export const SCOPES = ['orders:read', 'orders:write', 'articles:write', 'admin'] as const
+
 export interface ServedOperations {
   readonly rest: readonly string[]
   readonly graphql: readonly string[]
@@ -40,5 +46,3 @@ export const serviceOperations = {
   listProducts: { rest: ['listProducts'], graphql: ['Query.products', 'Query.productsConnection'] },
   createProduct: { rest: ['createProduct'], graphql: ['Mutation.createProduct'] },
 } as const satisfies Record<string, ServedOperations>
-
-export type ServiceOperation = keyof typeof serviceOperations
