@@ -169,7 +169,8 @@ function eachOperation(document: Json): Array<{ id: string; path: string; method
     for (const [method, operation] of Object.entries(pathItem)) {
       if (!HTTP_METHODS.has(method) || !isObject(operation)) continue
       const id = operation.operationId
-      if (typeof id !== 'string' || found.some((other) => other.id === id)) fail(`paths.${path}.${method}`, 'needs an operationId of its own')
+      if (typeof id !== 'string' || found.some((other) => other.id === id))
+        fail(`paths.${path}.${method}`, 'needs an operationId of its own')
       found.push({ id, path, method, pathItem, operation })
     }
   }
@@ -178,7 +179,9 @@ function eachOperation(document: Json): Array<{ id: string; path: string; method
 
 /** The scopes each operation requires, by operationId (what the manifest's `scopes` says). */
 export function restRequiredScopes(document: Json): Map<string, unknown[]> {
-  return new Map(eachOperation(document).map(({ id, path, method, operation }) => [id, security(document, operation, `paths.${path}.${method}`).scopes]))
+  return new Map(
+    eachOperation(document).map(({ id, path, method, operation }) => [id, security(document, operation, `paths.${path}.${method}`).scopes]),
+  )
 }
 
 function operationsFile(document: Json): string {

@@ -78,7 +78,9 @@ export function requiredScopesFileOf(
     }
     perService[service] = [...first].sort()
   }
-  const unserved = [...required].filter(([operation, scopes]) => scopes.length > 0 && !servedBy.has(operation)).map(([operation]) => operation)
+  const unserved = [...required]
+    .filter(([operation, scopes]) => scopes.length > 0 && !servedBy.has(operation))
+    .map(([operation]) => operation)
   if (unserved.length > 0) {
     problem(`${unserved.join(', ')} require scopes but no service operation serves them: add them to codegen/service-operations.ts`)
   }
@@ -97,7 +99,9 @@ export function requiredScopesFileOf(
       ' */',
       `export const requiredScopes: Readonly<Record<string, readonly Scope[]>> = ${table(required)}\n`,
       '/** A service operation that authorizes (codegen/service-operations.ts). */',
-      `export type ServiceOperation =\n${Object.keys(perService).map((name) => `  | ${JSON.stringify(name)}`).join('\n')}\n`,
+      `export type ServiceOperation =\n${Object.keys(perService)
+        .map((name) => `  | ${JSON.stringify(name)}`)
+        .join('\n')}\n`,
       '/** What each service operation enforces: the scopes every contract operation it serves requires. */',
       `export const serviceOperationScopes: Readonly<Record<ServiceOperation, readonly Scope[]>> = ${table(Object.entries(perService))}\n`,
     ].join('\n'),

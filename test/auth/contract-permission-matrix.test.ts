@@ -11,7 +11,6 @@
 import { readFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { FastifyInstance } from 'fastify'
 import { buildSchema, getDirectiveValues, isObjectType } from 'graphql'
 import t, { type Test } from 'tap'
 import { parse } from 'yaml'
@@ -46,7 +45,12 @@ for (const [path, item] of Object.entries(openapi.paths as Json)) {
       : operation.requestBody
     // A body goes as application/json, which every operation with a body accepts.
     const mediaType = body ? Object.keys(body.content).find((type) => type === 'application/json') : undefined
-    restOperations.set(operation.operationId, { method: method.toUpperCase(), path, scopes: operation['x-required-scopes'] ?? [], mediaType })
+    restOperations.set(operation.operationId, {
+      method: method.toUpperCase(),
+      path,
+      scopes: operation['x-required-scopes'] ?? [],
+      mediaType,
+    })
   }
 }
 
@@ -241,7 +245,8 @@ t.test('every contract operation that needs a scope has a recipe here', async (t
   }
   for (const id of Object.keys(restRecipes)) t.ok(restOperations.has(id), `openapi.yaml has ${id}`)
   for (const field of graphqlFields.keys()) t.ok(graphqlRecipes[field], `a recipe for GraphQL ${field}`)
-  for (const field of Object.keys(graphqlRecipes)) t.ok(graphqlFields.has(field), `schema.graphql has ${field} (a root field or one with @requiresScopes)`)
+  for (const field of Object.keys(graphqlRecipes))
+    t.ok(graphqlFields.has(field), `schema.graphql has ${field} (a root field or one with @requiresScopes)`)
 })
 
 t.test('REST and GraphQL allow and deny what the contracts say, scope set by scope set', async (t) => {
