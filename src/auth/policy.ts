@@ -11,7 +11,7 @@ import type { Caller, Scope } from './caller.ts'
 import type { ServiceOperation } from '../generated/required-scopes.ts'
 
 /** Only the scopes and the admin flag matter: a webhook endpoint keeps those of its owner (src/modules/events). */
-export function hasScope(caller: Pick<Caller, 'admin' | 'scopes'>, scope: Scope): boolean {
+function hasScope(caller: Pick<Caller, 'admin' | 'scopes'>, scope: Scope): boolean {
   return caller.admin || caller.scopes.has(scope)
 }
 
