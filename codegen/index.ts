@@ -9,6 +9,7 @@ import type { GeneratedFile } from './generated-file.ts'
 import { generateOpenApiFiles } from './openapi.ts'
 import { generateGraphqlFiles } from './graphql.ts'
 import { generateOpenApiClientFiles } from './openapi-client.ts'
+import { generateRequiredScopesFiles } from './required-scopes.ts'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const generatedDir = join(root, 'src/generated')
@@ -30,6 +31,7 @@ async function main(): Promise<void> {
     ...(await generateOpenApiFiles(root)),
     ...(await generateGraphqlFiles(root)),
     ...(await generateOpenApiClientFiles(root)),
+    ...(await generateRequiredScopesFiles(root)),
   ]
   const wanted = new Map(files.map((file) => [join(root, file.path), file.contents]))
   // Files under src/generated/ that no generator produces any more are stale too.

@@ -161,18 +161,35 @@ function operationEntry(document: Json, path: string, method: string, pathItem: 
   }
 }
 
-function operationsFile(document: Json): string {
-  const server = Array.isArray(document.servers) && isObject(document.servers[0]) ? String(document.servers[0].url) : '/'
-  const prefix = new URL(server, 'http://localhost').pathname.replace(/\/+$/, '')
-  const entries: Json = {}
+/** Every operation of the document with its path, method and path item, by operationId, in document order. */
+function eachOperation(document: Json): Array<{ id: string; path: string; method: string; pathItem: Json; operation: Json }> {
+  const found: Array<{ id: string; path: string; method: string; pathItem: Json; operation: Json }> = []
   for (const [path, pathItem] of Object.entries(resolve(document, document.paths, 'paths'))) {
     if (!isObject(pathItem)) fail(`paths.${path}`, 'must be a path item')
     for (const [method, operation] of Object.entries(pathItem)) {
       if (!HTTP_METHODS.has(method) || !isObject(operation)) continue
       const id = operation.operationId
-      if (typeof id !== 'string' || id in entries) fail(`paths.${path}.${method}`, 'needs an operationId of its own')
-      entries[id] = operationEntry(document, path, method, pathItem, operation, prefix)
+      if (typeof id !== 'string' || found.some((other) => other.id === id))
+        fail(`paths.${path}.${method}`, 'needs an operationId of its own')
+      found.push({ id, path, method, pathItem, operation })
     }
+  }
+  return found
+}
+
+/** The scopes each operation requires, by operationId (what the manifest's `scopes` says). */
+export function restRequiredScopes(document: Json): Map<string, unknown[]> {
+  return new Map(
+    eachOperation(document).map(({ id, path, method, operation }) => [id, security(document, operation, `paths.${path}.${method}`).scopes]),
+  )
+}
+
+function operationsFile(document: Json): string {
+  const server = Array.isArray(document.servers) && isObject(document.servers[0]) ? String(document.servers[0].url) : '/'
+  const prefix = new URL(server, 'http://localhost').pathname.replace(/\/+$/, '')
+  const entries: Json = {}
+  for (const { id, path, method, pathItem, operation } of eachOperation(document)) {
+    entries[id] = operationEntry(document, path, method, pathItem, operation, prefix)
   }
   const used = [...schemaRefs(entries)].sort()
   return [

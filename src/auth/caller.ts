@@ -10,5 +10,5 @@ export interface Caller {
   expiresAt: number
 }
 
-export const SCOPES = ['orders:read', 'orders:write', 'articles:write', 'admin'] as const
-export type Scope = (typeof SCOPES)[number]
+/** The scopes are declared once, for codegen (codegen/service-operations.ts). */
+export { SCOPES, type Scope } from '../generated/required-scopes.ts'

@@ -787,7 +787,6 @@ export type ResolversTypes = {
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
-  String: ResolverTypeWrapper<Scalars['String']['output']>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Node: ResolverTypeWrapper<ResolversInterfaceTypes<ResolversTypes>['Node']>;
@@ -819,6 +818,7 @@ export type ResolversTypes = {
   AddCommentInput: AddCommentInput;
   CreateUserInput: CreateUserInput;
   CreateProductInput: CreateProductInput;
+  String: ResolverTypeWrapper<Scalars['String']['output']>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -827,7 +827,6 @@ export type ResolversParentTypes = {
   Query: Record<PropertyKey, never>;
   ID: Scalars['ID']['output'];
   Int: Scalars['Int']['output'];
-  String: Scalars['String']['output'];
   Mutation: Record<PropertyKey, never>;
   Subscription: Record<PropertyKey, never>;
   Node: ResolversInterfaceTypes<ResolversParentTypes>['Node'];
@@ -859,7 +858,14 @@ export type ResolversParentTypes = {
   AddCommentInput: AddCommentInput;
   CreateUserInput: CreateUserInput;
   CreateProductInput: CreateProductInput;
+  String: Scalars['String']['output'];
 };
+
+export type RequiresScopesDirectiveArgs = {
+  scopes: Array<Scalars['String']['input']>;
+};
+
+export type RequiresScopesDirectiveResolver<Result, Parent, ContextType = MercuriusContext, Args = RequiresScopesDirectiveArgs> = DirectiveResolverFn<Result, Parent, ContextType, Args>;
 
 export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['DateTime'], any> {
   name: 'DateTime';
@@ -1071,6 +1077,9 @@ export type Resolvers<ContextType = MercuriusContext> = {
   CommentEdge?: CommentEdgeResolvers<ContextType>;
 };
 
+export type DirectiveResolvers<ContextType = MercuriusContext> = {
+  requiresScopes?: RequiresScopesDirectiveResolver<any, any, ContextType>;
+};
 
 /** The root fields of the schema, by root type. */
 export const rootFields = {

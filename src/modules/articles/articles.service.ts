@@ -4,7 +4,8 @@
  * record their outbox event in the same transaction.
  */
 import type { Caller } from '../../auth/caller.ts'
-import { requireOwnerOrAdmin, requireScope } from '../../auth/policy.ts'
+import { authorize, requireOwnerOrAdmin } from '../../auth/policy.ts'
+import type { ServiceOperation } from '../../generated/required-scopes.ts'
 import { recordEvent } from '../../db/repositories/outbox.ts'
 import type { ArticleRow, CommentRow } from '../../db/schema.ts'
 import { runWrite, type Executor, type WriteOptions, type Written } from '../../db/transaction.ts'
@@ -37,8 +38,9 @@ export function toComment(row: CommentRow): Comment {
 }
 
 export function createArticlesService({ db, cursors, commands, invalidate }: ServiceDependencies) {
-  async function loadWritable(executor: Executor, caller: Caller, id: number): Promise<ArticleRow> {
-    requireScope(caller, 'articles:write')
+  /** An article the caller may change as `operation` (updateArticle or deleteArticle), locked for the transaction. */
+  async function loadWritable(executor: Executor, caller: Caller, id: number, operation: ServiceOperation): Promise<ArticleRow> {
+    authorize(caller, operation)
     const row = await repository.findArticle(executor, id, { lock: true })
     if (!row) throw notFound(`Article ${id}`)
     requireOwnerOrAdmin(caller, row.author_id, 'article')
@@ -60,7 +62,8 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
     })
 
   return {
-    async list(_caller: Caller, query: { sort?: string | undefined; cursor?: string | undefined; limit: number }): Promise<Page<Article>> {
+    async list(caller: Caller, query: { sort?: string | undefined; cursor?: string | undefined; limit: number }): Promise<Page<Article>> {
+      authorize(caller, 'listArticles')
       const position = startOfPage(
         cursors,
         'articles',
@@ -78,7 +81,8 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
       return { data: page.rows.map(toArticle), total, nextCursor: page.nextCursor, cursors: page.cursors }
     },
 
-    async get(_caller: Caller, id: number): Promise<Article> {
+    async get(caller: Caller, id: number): Promise<Article> {
+      authorize(caller, 'getArticle')
       const row = await repository.findArticle(db, id)
       if (!row) throw notFound(`Article ${id}`)
       return toArticle(row)
@@ -91,7 +95,7 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
 
     async create(caller: Caller, input: { title: string; body: string }, options: WriteOptions<Article> = {}): Promise<Written<Article>> {
       commands.check('ArticleCreate', input)
-      requireScope(caller, 'articles:write')
+      authorize(caller, 'createArticle')
       return runWrite(db, options.idempotency, async ({ trx, afterCommit }) => {
         await requireAuthorExists(trx, caller)
         const row = await repository.insertArticle(trx, { authorId: caller.userId, title: input.title, body: input.body })
@@ -112,7 +116,7 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
     ): Promise<Article> {
       commands.check('ArticleUpdate', changes)
       const { value } = await runWrite(db, undefined, async ({ trx, afterCommit }) => {
-        const row = await loadWritable(trx, caller, id)
+        const row = await loadWritable(trx, caller, id, 'updateArticle')
         precondition?.(toArticle(row))
         const set = {
           ...(changes.title !== undefined ? { title: changes.title } : {}),
@@ -127,7 +131,7 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
 
     async remove(caller: Caller, id: number, precondition?: (current: Article) => void): Promise<void> {
       await runWrite(db, undefined, async ({ trx, afterCommit }) => {
-        const row = await loadWritable(trx, caller, id)
+        const row = await loadWritable(trx, caller, id, 'deleteArticle')
         precondition?.(toArticle(row))
         await repository.deleteArticle(trx, id)
         afterCommit(() => invalidate([cacheReferences.articles, cacheReferences.article(id)]))
@@ -152,7 +156,7 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
       options: WriteOptions<Comment> = {},
     ): Promise<Written<Comment>> {
       commands.check('CommentCreate', input)
-      requireScope(caller, 'articles:write')
+      authorize(caller, 'createArticleComment')
       return runWrite(db, options.idempotency, async ({ trx }) => {
         if (!(await repository.findArticle(trx, articleId))) throw notFound(`Article ${articleId}`)
         await requireAuthorExists(trx, caller)

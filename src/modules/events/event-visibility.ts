@@ -6,12 +6,12 @@
  *
  * An event carries `owner_id`: the one user besides admins who may read its record (an order's
  * owner), or null when any valid token may (articles and comments). A caller sees an event when it
- * is an admin, when the event has no owner, or when it owns it and may read orders (`orders:read`):
- * the rules of GET /orders/{id} and GET /articles.
+ * is an admin, when the event has no owner, or when it owns it and may read orders (the scopes the
+ * contracts require of getOrder): the rules of GET /orders/{id} and GET /articles.
  */
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely'
 import type { Caller } from '../../auth/caller.ts'
-import { hasScope } from '../../auth/policy.ts'
+import { permits } from '../../auth/policy.ts'
 import type { Database } from '../../db/schema.ts'
 
 export interface EventAudience {
@@ -23,7 +23,7 @@ export interface EventAudience {
 
 /** What a caller may read of the log. A webhook endpoint keeps its owner's id, admin flag and scopes, so this answers for it too. */
 export function audienceOf(caller: Pick<Caller, 'userId' | 'admin' | 'scopes'>): EventAudience {
-  return { everything: caller.admin, owner: hasScope(caller, 'orders:read') ? caller.userId : undefined }
+  return { everything: caller.admin, owner: permits(caller, 'getOrder') ? caller.userId : undefined }
 }
 
 /** One event (live delivery): whether `audience` sees an event owned by `ownerId`. */

@@ -25,7 +25,8 @@ import type { OrderRelations } from './orders.repository.ts'
 import type { FieldNode } from 'graphql'
 import type { EventType, Order } from '../../contract-types.ts'
 import mercurius from 'mercurius'
-import { isOwnerOrAdmin, requireScope } from '../../auth/policy.ts'
+import { authorize, isOwnerOrAdmin } from '../../auth/policy.ts'
+import type { ServiceOperation } from '../../generated/required-scopes.ts'
 import { subscriptionError } from '../../graphql/errors.ts'
 import { resolvingEvent, subscribeAfter } from '../../graphql/event-replay.ts'
 import { toConnection } from '../../graphql/connection.ts'
@@ -66,10 +67,12 @@ function orderRelationsOfBatch(infos: ReadonlyArray<SelectionContext & { fieldNo
 }
 
 /**
- * A subscription to an order topic that delivers only events about orders the subscriber may read
- * (the same policy as Query.order), further narrowed by `matches`.
+ * A subscription to an order topic, authorized as `operation` (the scopes its field requires), that
+ * delivers only events about orders the subscriber owns, or all for an admin (as Query.order),
+ * further narrowed by `matches`.
  */
 function subscribeTo<Args extends { after?: string | null }>(
+  operation: ServiceOperation,
   topic: EventType,
   matches: (payload: OrderEvent, args: Args) => boolean,
   checkArgs?: (args: Args) => void,
@@ -77,7 +80,7 @@ function subscribeTo<Args extends { after?: string | null }>(
   return mercurius.withFilter(
     (_root: unknown, args: Args, ctx: MercuriusContext) => {
       try {
-        requireScope(subscriber(ctx), 'orders:read')
+        authorize(subscriber(ctx), operation)
         checkArgs?.(args)
       } catch (error) {
         throw subscriptionError(error)
@@ -163,11 +166,12 @@ export const orderResolvers: Resolvers = {
 
   Subscription: {
     orderCreated: {
-      subscribe: subscribeTo('order.created', (_payload, _args: SubscriptionOrderCreatedArgs) => true),
+      subscribe: subscribeTo('orderCreated', 'order.created', (_payload, _args: SubscriptionOrderCreatedArgs) => true),
       resolve: resolveOrder,
     },
     orderStatusChanged: {
       subscribe: subscribeTo(
+        'orderStatusChanged',
         'order.status_changed',
         (payload, args: SubscriptionOrderStatusChangedArgs) =>
           args.orderId == null || payload.orderId === parseId(args.orderId, 'orderId', 'Order'),

@@ -4,7 +4,8 @@
  * outbox event commit in one transaction. Services return API types, never rows.
  */
 import type { Caller } from '../../auth/caller.ts'
-import { hasScope, isOwnerOrAdmin, requireOwnerOrAdmin, requireScope } from '../../auth/policy.ts'
+import type { ServiceOperation } from '../../generated/required-scopes.ts'
+import { authorize, isOwnerOrAdmin, permits, requireOwnerOrAdmin } from '../../auth/policy.ts'
 import type { OrderItemRow, OrderRow } from '../../db/schema.ts'
 import { recordEvent } from '../../db/repositories/outbox.ts'
 import { runWrite, type Executor, type WriteOptions, type Written } from '../../db/transaction.ts'
@@ -25,11 +26,11 @@ export const DEFAULT_ORDER_SORT = '-created_at'
 
 export type OrderAction = 'payment' | 'cancellation' | 'refund'
 
-/** The state machine: which action moves an order from which state to which. */
-const TRANSITIONS: Record<OrderAction, { from: OrderStatus; to: OrderStatus; verb: string }> = {
-  payment: { from: 'pending', to: 'paid', verb: 'pay' },
-  cancellation: { from: 'pending', to: 'cancelled', verb: 'cancel' },
-  refund: { from: 'paid', to: 'refunded', verb: 'refund' },
+/** The state machine: which action moves an order from which state to which, as which service operation. */
+const TRANSITIONS: Record<OrderAction, { from: OrderStatus; to: OrderStatus; verb: string; operation: ServiceOperation }> = {
+  payment: { from: 'pending', to: 'paid', verb: 'pay', operation: 'payOrder' },
+  cancellation: { from: 'pending', to: 'cancelled', verb: 'cancel', operation: 'cancelOrder' },
+  refund: { from: 'paid', to: 'refunded', verb: 'refund', operation: 'refundOrder' },
 }
 
 /** Paid and refunded orders are financial records and are never deleted. */
@@ -127,7 +128,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
   const findOrderRecord = repository.compileFindOrderRecord(db)
   const orderLists = repository.compileOrderListStatements(db)
   /** Whether recentOfUsers gives the caller this user's orders: the one rule for a user's orders in GraphQL. */
-  const mayReadOrdersOf = (caller: Caller, userId: number) => hasScope(caller, 'orders:read') && isOwnerOrAdmin(caller, userId)
+  const mayReadOrdersOf = (caller: Caller, userId: number) => permits(caller, 'listUserOrders') && isOwnerOrAdmin(caller, userId)
   /** Rows to API orders, with every order's items fetched in one statement. */
   async function withItems(executor: Executor, rows: readonly OrderRow[]): Promise<Order[]> {
     const items = await repository.findItemsOfOrders(
@@ -195,7 +196,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
 
   /** `GET /orders` and Query.orders: the orders service's rules for who may list what. */
   function checkList(caller: Caller, query: OrderListQuery): void {
-    requireScope(caller, 'orders:read')
+    authorize(caller, 'listOrders')
     if (query.userId !== undefined && !caller.admin) throw forbidden('Only an admin may filter orders by user_id.')
   }
 
@@ -241,7 +242,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
     withItems,
 
     async get(caller: Caller, id: number): Promise<Order> {
-      requireScope(caller, 'orders:read')
+      authorize(caller, 'getOrder')
       // The order and its items in one statement, compiled once.
       const row = await findOrderRecord(db, id)
       if (!row) throw notFound(`Order ${id}`)
@@ -256,7 +257,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
      */
     async getMany(caller: Caller, ids: readonly number[]): Promise<Map<number, Order | ApiError>> {
       try {
-        requireScope(caller, 'orders:read')
+        authorize(caller, 'getOrder')
       } catch (error) {
         if (error instanceof ApiError) return new Map(ids.map((id) => [id, error]))
         throw error
@@ -301,7 +302,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
 
     /** GET /users/{id}/orders: that user or an admin. */
     async listOfUser(caller: Caller, userId: number, query: Omit<OrderListQuery, 'userId'>, needs: OrderListNeeds): Promise<Page<Order>> {
-      requireScope(caller, 'orders:read')
+      authorize(caller, 'listUserOrders')
       requireOwnerOrAdmin(caller, userId, 'orders')
       if (!(await userExists(db, userId))) throw notFound(`User ${userId}`)
       return page(caller, { ...query, userId }, `users/${userId}/orders`, needs)
@@ -309,7 +310,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
 
     async create(caller: Caller, input: { items: readonly RequestedItem[] }, options: WriteOptions<Order> = {}): Promise<Written<Order>> {
       commands.check('OrderCreate', input)
-      requireScope(caller, 'orders:write')
+      authorize(caller, 'createOrder')
       // Every refusal comes from the checks, before the first change: a keyed create needs no savepoint.
       return runWrite(db, options.idempotency, {
         // One statement reads what the checks need…
@@ -343,7 +344,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
       precondition?: Precondition,
     ): Promise<Order> {
       commands.check('OrderItemsReplace', { items })
-      requireScope(caller, 'orders:write')
+      authorize(caller, 'updateOrder')
       const { value } = await runWrite(db, undefined, async ({ trx }) => {
         const row = await loadOwned(trx, caller, id, true)
         const [current] = await withItems(trx, [row])
@@ -368,8 +369,8 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
       options: OrderWriteOptions = {},
     ): Promise<Written<Order>> {
       commands.check('OrderAction', { reason })
-      requireScope(caller, 'orders:write')
-      const { from, to, verb } = TRANSITIONS[action]
+      const { from, to, verb, operation } = TRANSITIONS[action]
+      authorize(caller, operation)
       return runWrite(db, options.idempotency, async ({ trx }) => {
         const row = await loadOwned(trx, caller, id, true)
         const [current] = await withItems(trx, [row])
@@ -397,7 +398,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
     },
 
     async remove(caller: Caller, id: number, precondition?: Precondition): Promise<void> {
-      requireScope(caller, 'orders:write')
+      authorize(caller, 'deleteOrder')
       await runWrite(db, undefined, async ({ trx }) => {
         const row = await loadOwned(trx, caller, id, true)
         const [current] = await withItems(trx, [row])
@@ -434,7 +435,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
       last: number,
       relations: repository.OrderRelations = {},
     ): Promise<Map<number, OrderWithRelated[] | ApiError>> {
-      requireScope(caller, 'orders:read')
+      authorize(caller, 'listUserOrders')
       const readable = userIds.filter((id) => mayReadOrdersOf(caller, id))
       const rows = await orderLists.findRecentOrdersOfUsers(db, readable, last, relations)
       const orders = rows.map((row) => toOrderWithRelated(caller, row, relations))

@@ -1,6 +1,6 @@
 /** The product catalog: any valid token may read it; only admins add to it. */
 import type { Caller } from '../../auth/caller.ts'
-import { requireAdmin } from '../../auth/policy.ts'
+import { authorize } from '../../auth/policy.ts'
 import type { ProductRow } from '../../db/schema.ts'
 import { runWrite, type WriteOptions, type Written } from '../../db/transaction.ts'
 import { conflict } from '../../errors.ts'
@@ -17,7 +17,8 @@ export function toProduct(row: ProductRow): Product {
 
 export function createProductsService({ db, cursors, commands, invalidate }: ServiceDependencies) {
   return {
-    async list(_caller: Caller, query: { cursor?: string | undefined; limit: number }): Promise<Page<Product>> {
+    async list(caller: Caller, query: { cursor?: string | undefined; limit: number }): Promise<Page<Product>> {
+      authorize(caller, 'listProducts')
       const afterSku = query.cursor === undefined ? undefined : String(cursors.decode(query.cursor, 'products').key[0])
       const [rows, total] = await Promise.all([
         repository.findProductPage(db, { afterSku, limit: query.limit }),
@@ -33,7 +34,7 @@ export function createProductsService({ db, cursors, commands, invalidate }: Ser
       options: WriteOptions<Product> = {},
     ): Promise<Written<Product>> {
       commands.check('ProductCreate', input)
-      requireAdmin(caller)
+      authorize(caller, 'createProduct')
       return runWrite(db, options.idempotency, async ({ trx, afterCommit }) => {
         const row = await repository.insertProduct(trx, input)
         if (!row) throw conflict('PRODUCT_EXISTS', `A product with sku "${input.sku}" already exists.`)

@@ -3,7 +3,7 @@
  * listing and creating users is for admins.
  */
 import type { Caller } from '../../auth/caller.ts'
-import { isOwnerOrAdmin, requireAdmin, requireOwnerOrAdmin } from '../../auth/policy.ts'
+import { authorize, isOwnerOrAdmin, requireOwnerOrAdmin } from '../../auth/policy.ts'
 import type { CompanyRow, UserRow } from '../../db/schema.ts'
 import { runWrite, type WriteOptions, type Written } from '../../db/transaction.ts'
 import { ApiError, notFound, unprocessable } from '../../errors.ts'
@@ -37,8 +37,12 @@ export function mayReadUser(caller: Caller, userId: number): boolean {
   return isOwnerOrAdmin(caller, userId)
 }
 
-/** users.get's rule, before anything is read: whether another user's id exists is not the caller's business. */
+/**
+ * users.get's rule, before anything is read: the scopes the contracts require, then ownership
+ * (whether another user's id exists is not the caller's business).
+ */
 export function requireUserReadable(caller: Caller, userId: number): void {
+  authorize(caller, 'getUser')
   requireOwnerOrAdmin(caller, userId, 'user record')
 }
 
@@ -115,7 +119,7 @@ export function createUsersService({ db, cursors, commands }: Pick<ServiceDepend
       query: { cursor?: string | undefined; limit: number },
       needs: { total: boolean; relations?: repository.UserRelations } = { total: true },
     ): Promise<Page<UserWithRelated>> {
-      requireAdmin(caller)
+      authorize(caller, 'listUsers')
       const afterId = query.cursor === undefined ? undefined : cursors.decode(query.cursor, 'users').key[1]
       const [rows, total] = await Promise.all([
         repository.findUserPageWithRelated(db, { afterId, limit: query.limit }, needs.relations ?? {}),
@@ -133,7 +137,7 @@ export function createUsersService({ db, cursors, commands }: Pick<ServiceDepend
       options: WriteOptions<User> = {},
     ): Promise<Written<User>> {
       commands.check('UserCreate', input)
-      requireAdmin(caller)
+      authorize(caller, 'createUser')
       return runWrite(db, options.idempotency, async ({ trx }) => {
         const companyId = input.company_id ?? null
         if (companyId !== null && !(await repository.companyExists(trx, companyId))) {
