@@ -4,7 +4,7 @@
  * Compares `openapi.yaml` and `schema.graphql` with the latest release kept in `contracts/releases/<version>/`
  * (a clean clone in CI may carry no tags, so the released contracts live in the repository). Every breaking
  * change must be listed in CHANGELOG.md under the top, unreleased section's `### Breaking` list, by its key in
- * backticks (see `changeKey` and the README's "Contract evolution"); the persisted documents in `operations/`
+ * backticks (see `changeKey` and "Contract evolution" in docs/contracts.md); the persisted documents in `operations/`
  * must validate against today's schema. Exit 0 when all holds, 1 with the reasons otherwise.
  *
  * Tools: graphql-inspector's `diff` for the SDL; api-smart-diff for OpenAPI, since it reads 3.1 documents
@@ -176,7 +176,7 @@ async function main(): Promise<number> {
   ])
   const failures: string[] = []
 
-  // package.json names the latest release; releasing bumps both (README, "Contract evolution").
+  // package.json names the latest release; releasing bumps both (docs/contracts.md, "Contract evolution").
   const version = (JSON.parse(pkg) as { version?: string }).version
   if (version !== release)
     failures.push(`package.json's version is ${version}, but the latest release in contracts/releases/ is ${release}`)

@@ -6,7 +6,7 @@
  * `errorCatalogue` is the one closed list of codes: `ApiError` takes a code from it and reads the
  * status there, so a code that is not listed does not compile. `graphql` is the
  * `extensions.code` a GraphQL client sees for it (decisions §8); `graphqlOnly` marks the codes only
- * GraphQL raises (the others are also given to GraphQL clients as `extensions.reason`). The README's "Error codes" table lists the
+ * GraphQL raises (the others are also given to GraphQL clients as `extensions.reason`). The "Error codes" table of docs/errors.md lists the
  * same codes (test/errors.test.ts keeps the two equal).
  */
 export const errorCatalogue = {

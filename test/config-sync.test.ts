@@ -1,5 +1,5 @@
 /**
- * Three lists of the configuration must agree (issue #14): the README's Configuration table, the
+ * Three lists of the configuration must agree (issue #14): the table of docs/configuration.md, the
  * variables src/config.ts reads, and .env.example. And .env.example's values are the defaults:
  * uncommented, they configure exactly what no variable at all does.
  */
@@ -13,9 +13,10 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const read = (path: string) => readFile(join(root, path), 'utf8')
 const sorted = (names: Iterable<string>) => [...new Set(names)].sort()
 
-function readmeVariables(readme: string): string[] {
-  const section = readme.split(/^## Configuration$/m)[1]?.split(/^## /m)[0]
-  if (!section) throw new Error('README has no "## Configuration" section')
+/** The variables the table of docs/configuration.md names (its "## Variables" section). */
+function documentedVariables(document: string): string[] {
+  const section = document.split(/^## Variables$/m)[1]?.split(/^## /m)[0]
+  if (!section) throw new Error('docs/configuration.md has no "## Variables" section')
   const rows = section.split('\n').filter((line) => line.startsWith('| `'))
   return sorted(rows.flatMap((row) => [...row.split('|')[1]!.matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((match) => match[1]!)))
 }
@@ -36,12 +37,12 @@ function exampleEntries(example: string): Array<[string, string]> {
     .map((match) => [match[1]!, match[2]!.trim()])
 }
 
-t.test('the README table, src/config.ts and .env.example name the same variables', async (t) => {
-  const fromReadme = readmeVariables(await read('README.md'))
+t.test('the table of docs/configuration.md, src/config.ts and .env.example name the same variables', async (t) => {
+  const fromDocs = documentedVariables(await read('docs/configuration.md'))
   const fromConfig = configVariables(await read('src/config.ts'))
   const fromExample = sorted(exampleEntries(await read('.env.example')).map(([name]) => name))
   t.ok(fromConfig.length >= 25, `config.ts reads ${fromConfig.length} variables`)
-  t.same(fromReadme, fromConfig, 'README Configuration table = variables config.ts reads')
+  t.same(fromDocs, fromConfig, 'docs/configuration.md table = variables config.ts reads')
   t.same(fromExample, fromConfig, '.env.example = variables config.ts reads')
 })
 
@@ -52,9 +53,9 @@ t.test('.env.example shows the defaults: with every value uncommented the config
 })
 
 t.test('the comparison is not vacuous: a variable missing from one list is seen', async (t) => {
-  const readme =
-    '## Configuration\n\n| Variable | Default | Meaning |\n|---|---|---|\n| `HOST`, `PORT` | x | y |\n\n## Next\n| `NOT_CONFIG` | |\n'
-  t.same(readmeVariables(readme), ['HOST', 'PORT'])
+  const document =
+    '## Variables\n\n| Variable | Default | Meaning |\n|---|---|---|\n| `HOST`, `PORT` | x | y |\n\n## Next\n| `NOT_CONFIG` | |\n'
+  t.same(documentedVariables(document), ['HOST', 'PORT'])
   t.same(configVariables("env.HOST || integer(env, 'PORT', 3000) env['X_Y']"), ['HOST', 'PORT', 'X_Y'])
   t.same(exampleEntries('# A=1\nB=\n# not a variable\n'), [
     ['A', '1'],

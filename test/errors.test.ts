@@ -1,6 +1,6 @@
 /**
  * The error catalogue (src/errors.ts) is the one closed list of codes: each code answers with its
- * own status, the README documents exactly that list, and no Fastify code reaches a client as an
+ * own status, docs/errors.md documents exactly that list, and no Fastify code reaches a client as an
  * API code.
  */
 import { readFileSync } from 'node:fs'
@@ -35,10 +35,10 @@ t.test('a status alone maps to a catalogue code with that status', async (t) => 
   t.equal(codeForStatus(502), 'INTERNAL')
 })
 
-/** The rows of the README's "Error codes" table: code, status and GraphQL code. */
+/** The rows of the "Error codes" table of docs/errors.md: code, status and GraphQL code. */
 function documentedCodes(): Map<string, { status: number; graphql: string }> {
-  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
-  const section = readme.split('\n## Error codes\n')[1]?.split('\n## ')[0] ?? ''
+  const document = readFileSync(new URL('../docs/errors.md', import.meta.url), 'utf8')
+  const section = document.split('\n## Error codes\n')[1]?.split('\n## ')[0] ?? ''
   const rows = new Map<string, { status: number; graphql: string }>()
   for (const line of section.split('\n')) {
     const match = /^\| `([A-Z_]+)` \| (\d{3}) \| `([A-Z_]+)` \|/.exec(line)
@@ -47,7 +47,7 @@ function documentedCodes(): Map<string, { status: number; graphql: string }> {
   return rows
 }
 
-t.test("the README's table of error codes is the catalogue", async (t) => {
+t.test('the table of error codes in docs/errors.md is the catalogue', async (t) => {
   const documented = documentedCodes()
   t.same(
     Object.fromEntries(documented),

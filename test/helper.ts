@@ -8,14 +8,13 @@ import type { FastifyInstance, InjectOptions } from 'fastify'
 import type { Response as LightMyRequestResponse } from 'light-my-request'
 import type { LogEvent } from 'kysely'
 import { Redis } from 'ioredis'
-import pg from 'pg'
 import { buildApp } from '../src/app.ts'
 import { createTokenSigner } from '../src/auth/tokens.ts'
 import { loadConfig, type AppConfig } from '../src/config.ts'
 import type { Contracts } from '../src/contracts.ts'
 import { createDatabase, type DatabaseHandle } from '../src/db/database.ts'
 import { contractViolations } from './contract-validator.ts'
-import { loadPgliteTemplate, postgresUrl, templateDatabaseName, withDatabase } from './setup/templates.ts'
+import { createServerDatabase, dropServerDatabase, loadPgliteTemplate, postgresUrl, templateDatabaseName } from './setup/templates.ts'
 
 export const TEST_JWT_SECRET = 'test-secret-0123456789abcdef0123456789abcdef'
 
@@ -41,19 +40,7 @@ export async function createTestDatabase(t: Teardown, options: TestDatabaseOptio
     return handle
   }
   const name = `${templateDatabaseName(url).replace(/_template$/, '')}_t_${process.pid}_${randomBytes(4).toString('hex')}`
-  const admin = new pg.Client({ connectionString: url })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${templateDatabaseName(url)}"`)
-  await admin.end()
-  const handle = await createDatabase({ url: withDatabase(url, name), poolSize: 5, ...options })
-  t.teardown(async () => {
-    await handle.close()
-    const cleanup = new pg.Client({ connectionString: url })
-    await cleanup.connect()
-    await cleanup.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
-    await cleanup.end()
-  })
-  return handle
+  return serverDatabase(t, url, name, templateDatabaseName(url), (database) => createDatabase({ url: database, poolSize: 5, ...options }))
 }
 
 /** An empty database (no migration run yet), private to the test. */
@@ -65,17 +52,21 @@ export async function createEmptyDatabase(t: Teardown): Promise<DatabaseHandle> 
     return handle
   }
   const name = `empty_${process.pid}_${randomBytes(4).toString('hex')}`
-  const admin = new pg.Client({ connectionString: url })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE "${name}"`)
-  await admin.end()
-  const handle = await createDatabase({ url: withDatabase(url, name), poolSize: 2 })
+  return serverDatabase(t, url, name, undefined, (database) => createDatabase({ url: database, poolSize: 2 }))
+}
+
+/** A database of the test's own on the PostgreSQL server `url` names, dropped once its handle is closed when the test ends. */
+async function serverDatabase(
+  t: Teardown,
+  url: string,
+  name: string,
+  template: string | undefined,
+  open: (databaseUrl: string) => Promise<DatabaseHandle>,
+): Promise<DatabaseHandle> {
+  const handle = await open(await createServerDatabase(url, name, template))
   t.teardown(async () => {
     await handle.close()
-    const cleanup = new pg.Client({ connectionString: url })
-    await cleanup.connect()
-    await cleanup.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
-    await cleanup.end()
+    await dropServerDatabase(url, name)
   })
   return handle
 }

@@ -23,7 +23,7 @@ interface Asset {
   contentType: string
 }
 
-/** The README's example query: the spec's traversal. */
+/** The example query of the README's tour: the spec's traversal. */
 export const GRAPHIQL_EXAMPLE_QUERY = `# A user with their last orders and the items of each, in one request.
 # Paste a token into the Authorization header below (npm run -s token -- --sub 2 --scope "orders:read orders:write"),
 # then run it with the ▶ button or Ctrl-Enter.

@@ -1,5 +1,5 @@
 /**
- * Deprecation at run time (decisions §13, "Contract evolution"; README "Contract evolution").
+ * Deprecation at run time (decisions §13, "Contract evolution"; docs/contracts.md, "Contract evolution").
  *
  * - REST: an operation of openapi.yaml marked `deprecated: true` answers with `Deprecation: @<epoch>`
  *   (RFC 9745: a structured-field date, from `x-deprecated-at`), `Sunset: <HTTP-date>` (RFC 8594, from

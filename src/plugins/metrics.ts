@@ -2,7 +2,7 @@
  * GET /metrics: Prometheus text format (prom-client), one registry per app (never prom-client's
  * global one, so two apps in one process count apart). Never rate limited (a scraper polls from
  * one address), logged only at warn like the health probes, and behind a bearer token when
- * METRICS_TOKEN is set. README "Observability" lists every metric.
+ * METRICS_TOKEN is set. docs/observability.md lists every metric.
  *
  * Request metrics are recorded when each response is sent, from `request.cost`
  * (plugins/request-cost.ts); the state of the pool, the outbox, Redis and the subscribers is read

@@ -2,7 +2,7 @@
  * The peers (PostGraphile 5, Platformatic DB 3) in the bench, without installing or running them:
  * which scenarios compare them, how their answers are checked against the service's before they
  * are measured, when they are left out, and how the report shows them against issue 25's targets.
- * The peers themselves run only under `npm run bench` (see the README, "Performance").
+ * The peers themselves run only under `npm run bench` (see docs/performance.md).
  */
 import t from 'tap'
 import {

@@ -1,7 +1,7 @@
 /**
  * openapi-zod-client reads only `application/json` bodies unless told otherwise, so from openapi.yaml it
  * types every RFC 9457 problem (`application/problem+json`) as `z.void()`. With the media-type
- * expression the README gives, every error with a body is the `Problem` schema, and only the answers
+ * expression docs/contracts.md gives, every error with a body is the `Problem` schema, and only the answers
  * without a JSON body (204, 304, the YAML document) stay `z.void()`.
  */
 import t from 'tap'
@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs'
 import { generateZodClientFromOpenAPI } from 'openapi-zod-client'
 import { parse } from 'yaml'
 
-/** What the README tells users of openapi-zod-client to pass as `--media-type-expr`. */
+/** What docs/contracts.md tells users of openapi-zod-client to pass as `--media-type-expr`. */
 const MEDIA_TYPE_EXPR = "mediaType === 'application/json' || mediaType === 'application/problem+json'"
 
 const openApiDoc = parse(readFileSync(new URL('../../openapi.yaml', import.meta.url), 'utf8'))
@@ -19,7 +19,7 @@ function errorSchemas(code: string): Array<[number, string]> {
   return [...code.matchAll(/status: (\d+),\s*description: `[^`]*`,\s*schema: ([^\n]+),/g)].map((m) => [Number(m[1]), m[2] as string])
 }
 
-t.test('with the README’s --media-type-expr every problem is typed as Problem', async (t) => {
+t.test('with the --media-type-expr of docs/contracts.md every problem is typed as Problem', async (t) => {
   const code = String(
     await generateZodClientFromOpenAPI({ openApiDoc, disableWriteToFile: true, options: { isMediaTypeAllowed: MEDIA_TYPE_EXPR } }),
   )
@@ -32,7 +32,7 @@ t.test('with the README’s --media-type-expr every problem is typed as Problem'
   t.match(code, /const Problem = z\s*\.object\(\{\s*type: z\.string\(\),\s*title: z\.string\(\),\s*status:/)
 })
 
-t.test('without it, openapi-zod-client types every problem as z.void() (why the README names the option)', async (t) => {
+t.test('without it, openapi-zod-client types every problem as z.void() (why docs/contracts.md names the option)', async (t) => {
   const code = String(await generateZodClientFromOpenAPI({ openApiDoc, disableWriteToFile: true, options: {} }))
   const problems = errorSchemas(code).filter(([status]) => status !== 304)
   t.ok(problems.length > 100)

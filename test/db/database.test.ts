@@ -1,12 +1,11 @@
 import t from 'tap'
 import { sql } from 'kysely'
-import pg from 'pg'
 import { randomBytes } from 'node:crypto'
 import { createDatabase, migrateToLatest } from '../../src/db/database.ts'
 import { migrations } from '../../src/db/migrations/index.ts'
 import { seedDemoData } from '../../src/db/seed.ts'
 import { createTestDatabase } from '../helper.ts'
-import { postgresUrl, withDatabase } from '../setup/templates.ts'
+import { createServerDatabase, dropServerDatabase, postgresUrl } from '../setup/templates.ts'
 
 t.test('the template database is migrated and holds the demo data set', async (t) => {
   const { db } = await createTestDatabase(t)
@@ -66,17 +65,11 @@ t.test('several instances migrating an empty database at once migrate it exactly
     return
   }
   const name = `migrate_race_${randomBytes(4).toString('hex')}`
-  const admin = new pg.Client({ connectionString: url })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE "${name}"`)
-  await admin.end()
-  const handles = await Promise.all([1, 2, 3].map(() => createDatabase({ url: withDatabase(url, name), poolSize: 2 })))
+  const databaseUrl = await createServerDatabase(url, name)
+  const handles = await Promise.all([1, 2, 3].map(() => createDatabase({ url: databaseUrl, poolSize: 2 })))
   t.teardown(async () => {
     await Promise.all(handles.map((handle) => handle.close()))
-    const cleanup = new pg.Client({ connectionString: url })
-    await cleanup.connect()
-    await cleanup.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
-    await cleanup.end()
+    await dropServerDatabase(url, name)
   })
   await Promise.all(handles.map((handle) => migrateToLatest(handle.db)))
   const seeded = await Promise.all(handles.map((handle) => seedDemoData(handle.db)))

@@ -13,6 +13,7 @@ import { GRACE, scopes, serve, subscribe } from '../modules/events/event-helpers
 import { openStream, type SseStream } from '../modules/events/sse-client.ts'
 import { postgresUrl } from '../setup/templates.ts'
 import { privateClusterUnavailable, startPrivateCluster } from './private-cluster.ts'
+import { createOrderRetrying } from './retrying-create.ts'
 
 const SKIP = !postgresUrl()
   ? 'runs with the PostgreSQL suite (DATABASE_URL set); it starts a cluster of its own'
@@ -21,20 +22,7 @@ const SKIP = !postgresUrl()
     : (privateClusterUnavailable() ?? false)
 
 /** One of Grace's orders, retried with the same Idempotency-Key while the database is away. */
-async function createOrder(app: FastifyInstance, key: string): Promise<number> {
-  const deadline = Date.now() + 30_000
-  for (;;) {
-    const response = await app.inject({
-      method: 'POST',
-      url: '/api/v1/orders',
-      headers: { ...bearer(GRACE), 'idempotency-key': key },
-      payload: { items: [{ sku: 'KB-101', qty: 1 }] },
-    })
-    if (response.statusCode === 201) return response.json().id
-    if (response.statusCode !== 503 || Date.now() > deadline) throw new Error(`creating ${key}: ${response.statusCode} ${response.body}`)
-    await sleep(50)
-  }
-}
+const createOrder = (app: FastifyInstance, key: string) => createOrderRetrying(app, key, bearer(GRACE), 30_000)
 
 /** Opens a stream, again while the server answers 503 (its database is still coming back). */
 async function openWhenReady(base: string, headers: Record<string, string>): Promise<SseStream> {

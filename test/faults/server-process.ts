@@ -6,9 +6,8 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createInterface } from 'node:readline'
-import pg from 'pg'
 import { TEST_JWT_SECRET } from '../helper.ts'
-import { createFromTemplate, templateDatabaseName } from '../setup/templates.ts'
+import { createFromTemplate, dropServerDatabase, templateDatabaseName } from '../setup/templates.ts'
 
 type Teardown = { teardown(fn: () => unknown): void }
 
@@ -21,12 +20,7 @@ export interface ClonedDatabase {
 export async function cloneDatabase(t: Teardown, serverUrl: string): Promise<ClonedDatabase> {
   const name = `${templateDatabaseName(serverUrl).replace(/_template$/, '')}_f_${process.pid}_${randomBytes(4).toString('hex')}`
   const url = await createFromTemplate(serverUrl, name)
-  t.teardown(async () => {
-    const cleanup = new pg.Client({ connectionString: serverUrl })
-    await cleanup.connect()
-    await cleanup.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
-    await cleanup.end()
-  })
+  t.teardown(() => dropServerDatabase(serverUrl, name))
   return { name, url }
 }
 

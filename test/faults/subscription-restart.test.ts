@@ -18,6 +18,7 @@ import { bearer, build, tokenFor } from '../helper.ts'
 import { client, eventually, listening } from '../graphql/subscription-clients.ts'
 import { postgresUrl } from '../setup/templates.ts'
 import { privateClusterUnavailable, startPrivateCluster } from './private-cluster.ts'
+import { createOrderRetrying } from './retrying-create.ts'
 import { fromGlobalId, toGlobalId } from '../../src/graphql/global-id.ts'
 
 // The cluster is this test's own whatever DATABASE_URL says, so it could run in both of CI's
@@ -60,21 +61,9 @@ async function subscribedApp(t: Test, databaseUrl: string, statementTimeoutMs: n
   return { app, received, failures }
 }
 
-/** Creates one of Grace's orders, retrying with the same Idempotency-Key while the database is away. */
-async function createOrder(app: FastifyInstance, key: string): Promise<string> {
-  const deadline = Date.now() + 20_000
-  for (;;) {
-    const response = await app.inject({
-      method: 'POST',
-      url: '/api/v1/orders',
-      headers: { ...bearer(2, 'orders:write'), 'idempotency-key': key },
-      payload: { items: [{ sku: 'KB-101', qty: 1 }] },
-    })
-    if (response.statusCode === 201) return toGlobalId('Order', response.json().id)
-    if (response.statusCode !== 503 || Date.now() > deadline) throw new Error(`creating ${key}: ${response.statusCode} ${response.body}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
+/** Creates one of Grace's orders, retrying with the same Idempotency-Key while the database is away; returns its global id. */
+const createOrder = async (app: FastifyInstance, key: string): Promise<string> =>
+  toGlobalId('Order', await createOrderRetrying(app, key, bearer(2, 'orders:write'), 20_000))
 
 /** A session of the test's own on the cluster; a restart ends it, which is expected. */
 async function session(t: Test, url: string): Promise<pg.Client> {

@@ -337,7 +337,11 @@ t.test('the limits refuse deep or expensive connection queries before anything r
   t.equal(expensive.statusCode, 422)
   const body = expensive.json()
   t.equal(body.errors[0].extensions.code, 'COST_LIMIT_EXCEEDED')
-  t.equal(body.extensions.cost.requestedQueryCost, 100 * (1 + 20 * (1 + 2) + (1 + 100 * 2)), "priced as the README's refused list example")
+  t.equal(
+    body.extensions.cost.requestedQueryCost,
+    100 * (1 + 20 * (1 + 2) + (1 + 100 * 2)),
+    'priced as the refused list example of docs/graphql.md',
+  )
   t.equal(statements, 0, 'nothing reached the database')
 
   // edges and node are levels of the selection: a connection nests two deeper than its list.

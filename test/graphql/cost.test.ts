@@ -59,7 +59,7 @@ t.test('a list multiplies by first/last, or by the default page size without one
   t.equal(
     cost('{ orders(first: 10) { id items { sku product { name } } } }'),
     10 * (1 + 1 + 20 * (1 + 1 + (1 + 1))),
-    'the README example: 820',
+    'the example of docs/graphql.md: 820',
   )
   t.equal(cost('{ orders { id } }'), DEFAULT_PAGE_SIZE * 2)
   t.equal(cost('query ($n: Int) { orders(first: $n) { id } }', { n: 3 }), 3 * 2, 'from a variable')

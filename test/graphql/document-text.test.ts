@@ -8,6 +8,7 @@
 import t from 'tap'
 import { createHash } from 'node:crypto'
 import { bearer, build } from '../helper.ts'
+import { captureLog } from '../log-capture.ts'
 
 const admin = bearer(1, 'admin')
 const MODERN = 'application/graphql-response+json'
@@ -16,12 +17,9 @@ const deepList = (levels: number) => `${'['.repeat(levels)}1${']'.repeat(levels)
 
 /** An app whose log lines are kept, to show what reached error level. */
 async function loggedApp(t: Parameters<typeof build>[0]) {
-  const lines: Array<{ level: number; msg: string }> = []
-  const app = await build(t, {
-    env: { LOG_LEVEL: 'info' },
-    loggerStream: { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) },
-  })
-  return { app, errorLines: () => lines.filter((line) => line.level >= 50) }
+  const log = captureLog()
+  const app = await build(t, { env: { LOG_LEVEL: 'info' }, loggerStream: log.stream })
+  return { app, errorLines: () => log.lines.filter((line) => line.level >= 50) }
 }
 
 t.test('a list literal 5,000 levels deep, in an argument or a variable default, over POST or GET, does not parse', async (t) => {

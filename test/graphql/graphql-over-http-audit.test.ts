@@ -7,17 +7,12 @@ import t from 'tap'
 import { createHash } from 'node:crypto'
 import { serverAudits } from 'graphql-http'
 import { bearer, build } from '../helper.ts'
+import { captureLog } from '../log-capture.ts'
 
 const grace = bearer(2, 'orders:read orders:write')
 
-/** A log stream that keeps the level of every line the app writes. */
-function levels() {
-  const seen: Array<{ level: number; msg: string }> = []
-  return { seen, stream: { write: (line: string) => void seen.push(JSON.parse(line) as { level: number; msg: string }) } }
-}
-
 t.test('graphql-http serverAudits: no error and no warning except 86EE, which decisions §8 decide otherwise', async (t) => {
-  const log = levels()
+  const log = captureLog()
   const app = await build(t, { env: { LOG_LEVEL: 'info' }, loggerStream: log.stream })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as { port: number }
@@ -41,7 +36,7 @@ t.test('graphql-http serverAudits: no error and no warning except 86EE, which de
   t.same(Object.keys(failing), ['86EE'], JSON.stringify(failing))
   t.match(failing['86EE'], /^warn: SHOULD use a status code of 400 on variable coercion failure/)
   t.same(
-    log.seen.filter((line) => line.level >= 50),
+    log.lines.filter((line) => line.level >= 50),
     [],
     'nothing the audit sent is logged at error level',
   )
@@ -74,7 +69,7 @@ const malformed: Array<{ name: string; headers?: Record<string, string>; payload
 ]
 
 t.test('request-level problems are 400 BAD_REQUEST in both media types, logged below error level', async (t) => {
-  const log = levels()
+  const log = captureLog()
   const app = await build(t, { env: { LOG_LEVEL: 'info' }, loggerStream: log.stream })
   for (const accept of ['application/json', 'application/graphql-response+json']) {
     for (const request of malformed) {
@@ -95,12 +90,12 @@ t.test('request-level problems are 400 BAD_REQUEST in both media types, logged b
     }
   }
   t.same(
-    log.seen.filter((line) => line.level >= 50),
+    log.lines.filter((line) => line.level >= 50),
     [],
     'none is logged at error level',
   )
   t.ok(
-    log.seen.some((line) => line.level === 30 && line.msg === 'graphql request malformed'),
+    log.lines.some((line) => line.level === 30 && line.msg === 'graphql request malformed'),
     'each is logged at info',
   )
 })

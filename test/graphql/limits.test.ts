@@ -6,7 +6,7 @@ import { bearer, build, createTestDatabase, reachableRedis } from '../helper.ts'
 const admin = bearer(1, 'admin')
 const modern = { ...admin, accept: 'application/graphql-response+json' }
 
-t.test("every response reports its cost and the caller's bucket (the README's worked example)", async (t) => {
+t.test("every response reports its cost and the caller's bucket (the worked example of docs/graphql.md)", async (t) => {
   const app = await build(t)
   const response = await app.inject({
     method: 'POST',
@@ -44,7 +44,7 @@ t.test('variables are priced as the resolvers receive them: declared defaults ap
   t.equal(await cost(optional), 1 + 1, 'left out by the default')
   t.equal(await cost(optional, { more: true }), 1 + 1 + 50 * 2)
   const fifty = Array.from({ length: 50 }, (_, i) => `a${i + 1}: name`).join(' ')
-  t.equal(await cost(`{ me { ${fifty} } }`), 1 + 5, "the README's aliases: 50 scalars are 5 points")
+  t.equal(await cost(`{ me { ${fifty} } }`), 1 + 5, "docs/graphql.md's aliases: 50 scalars are 5 points")
 })
 
 t.test('an operation over the cost limit is refused before execution, without touching the database', async (t) => {
@@ -61,7 +61,11 @@ t.test('an operation over the cost limit is refused before execution, without to
   t.equal(response.statusCode, 422)
   const body = response.json()
   t.equal(body.errors[0].extensions.code, 'COST_LIMIT_EXCEEDED')
-  t.equal(body.extensions.cost.requestedQueryCost, 100 * (1 + 20 * (1 + (1 + 1)) + (1 + 100 * 2)), "the README's refused example: 26,200")
+  t.equal(
+    body.extensions.cost.requestedQueryCost,
+    100 * (1 + 20 * (1 + (1 + 1)) + (1 + 100 * 2)),
+    "docs/graphql.md's refused example: 26,200",
+  )
   t.equal(statements, 0, 'no SQL ran')
 })
 

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net'
 import { once } from 'node:events'
 import WebSocket from 'ws'
 import { createClient, type Client } from 'graphql-ws'
+import { toGlobalId } from '../../src/graphql/global-id.ts'
 import type { BoundedPubSub } from '../../src/graphql/pubsub.ts'
 import { bearer } from '../helper.ts'
 
@@ -94,14 +95,24 @@ export function subscriptionCount(app: FastifyInstance, topic: string): number {
   return (app.graphql.pubsub as unknown as BoundedPubSub).subscriptionCount(topic)
 }
 
-/** Creates one of Grace's (user 2) orders, whose order.created event her subscriptions receive; returns its id. */
-export async function createGracesOrder(app: FastifyInstance): Promise<string> {
+/** Creates an order of one keyboard as the caller `headers` names; returns its REST id. */
+async function createOneOrder(app: FastifyInstance, headers: { authorization: string }): Promise<number> {
   const response = await app.inject({
     method: 'POST',
     url: '/api/v1/orders',
-    headers: bearer(2, 'orders:write'),
+    headers,
     payload: { items: [{ sku: 'KB-101', qty: 1 }] },
   })
   if (response.statusCode !== 201) throw new Error(`creating an order: ${response.statusCode} ${response.body}`)
-  return String(response.json().id)
+  return response.json().id
+}
+
+/** Creates one of Grace's (user 2) orders, whose order.created event her subscriptions receive; returns its id. */
+export async function createGracesOrder(app: FastifyInstance): Promise<string> {
+  return String(await createOneOrder(app, bearer(2, 'orders:write')))
+}
+
+/** Creates an order (Grace's unless `headers` name another caller); returns its global id, as a subscription event names it. */
+export async function createOrderNode(app: FastifyInstance, headers = bearer(2, 'orders:write')): Promise<string> {
+  return toGlobalId('Order', await createOneOrder(app, headers))
 }

@@ -5,20 +5,8 @@
  * the client sent, and ids are canonical like everywhere else.
  */
 import t from 'tap'
-import type { FastifyInstance } from 'fastify'
 import { bearer, build, tokenFor } from '../helper.ts'
-import { eventually, listening, rawConnection, type RawConnection } from './subscription-clients.ts'
-import { toGlobalId } from '../../src/graphql/global-id.ts'
-
-async function createOrder(app: FastifyInstance): Promise<string> {
-  const response = await app.inject({
-    method: 'POST',
-    url: '/api/v1/orders',
-    headers: bearer(1, 'admin'),
-    payload: { items: [{ sku: 'KB-101', qty: 1 }] },
-  })
-  return toGlobalId('Order', response.json().id)
-}
+import { eventually, listening, rawConnection, type RawConnection, createOrderNode } from './subscription-clients.ts'
 
 /** The server's `error` on operation `id`, or undefined when it answered otherwise (or not in time). */
 async function errorOn(connection: RawConnection, id: string) {
@@ -72,7 +60,7 @@ t.test('invalid, too deep and too expensive subscriptions are refused on their o
     connection.messages.some((m) => m.id === 'priced-small' && m.type === 'error'),
     'the same document with n = 2 is allowed',
   )
-  const id = await createOrder(app)
+  const id = await createOrderNode(app, bearer(1, 'admin'))
   t.ok(
     await eventually(
       () =>

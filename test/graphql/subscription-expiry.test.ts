@@ -4,24 +4,13 @@
  */
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { bearer, build, tokenFor } from '../helper.ts'
+import { build, tokenFor } from '../helper.ts'
 import type { BoundedPubSub } from '../../src/graphql/pubsub.ts'
-import { client, eventually, listening, rawConnection, type RawConnection } from './subscription-clients.ts'
-import { toGlobalId } from '../../src/graphql/global-id.ts'
+import { client, eventually, listening, rawConnection, type RawConnection, createOrderNode } from './subscription-clients.ts'
 
 const ORDER_CREATED = 'subscription { orderCreated { id } }'
 
 const pubsubOf = (app: FastifyInstance) => app.graphql.pubsub as unknown as BoundedPubSub
-
-async function createOrder(app: FastifyInstance): Promise<string> {
-  const response = await app.inject({
-    method: 'POST',
-    url: '/api/v1/orders',
-    headers: bearer(2, 'orders:write'),
-    payload: { items: [{ sku: 'KB-101', qty: 1 }] },
-  })
-  return toGlobalId('Order', response.json().id)
-}
 
 const received = (connection: RawConnection, orderId: string) =>
   connection.messages.some(
@@ -53,7 +42,7 @@ t.test(
     )
     t.ok(await eventually(() => pubsub.subscriptionCount('order.created') === 2), 'both subscribed')
 
-    const before = await createOrder(app)
+    const before = await createOrderNode(app)
     t.ok(await eventually(() => received(expiring, before)), 'before exp the subscription receives events')
 
     const closed = await expiring.closed
@@ -63,7 +52,7 @@ t.test(
     t.ok(closedAt < expiryOf(token) + 5000, `within a few seconds of exp (${closedAt - expiryOf(token)} ms after)`)
     t.ok(await eventually(() => pubsub.subscriptionCount('order.created') === 1), 'its subscription ended on the server')
 
-    const after = await createOrder(app)
+    const after = await createOrderNode(app)
     t.ok(await eventually(() => lasting.includes(after)), 'the event committed after exp is delivered to the other connection')
     t.notOk(received(expiring, after), 'but not to the expired one')
     t.same(lasting, [before, after])
@@ -78,7 +67,7 @@ t.test('a token valid for longer than a timer can wait (30 days) keeps its conne
   connection.send({ id: '1', type: 'subscribe', payload: { query: ORDER_CREATED } })
   t.ok(await eventually(() => pubsubOf(app).subscriptionCount('order.created') === 1))
   await new Promise((resolve) => setTimeout(resolve, 300))
-  const order = await createOrder(app)
+  const order = await createOrderNode(app)
   t.ok(await eventually(() => received(connection, order)), 'the subscription receives')
   t.equal(connection.socket.readyState, connection.socket.OPEN, 'and the connection is open')
 })

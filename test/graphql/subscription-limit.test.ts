@@ -7,10 +7,9 @@ import t from 'tap'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import type { FastifyInstance } from 'fastify'
-import { bearer, build, tokenFor } from '../helper.ts'
+import { build, tokenFor } from '../helper.ts'
 import type { BoundedPubSub } from '../../src/graphql/pubsub.ts'
-import { eventually, listening, rawConnection, type RawConnection } from './subscription-clients.ts'
-import { toGlobalId } from '../../src/graphql/global-id.ts'
+import { eventually, listening, rawConnection, type RawConnection, createOrderNode } from './subscription-clients.ts'
 
 setFlagsFromString('--expose-gc')
 const collectGarbage = runInNewContext('gc') as () => void
@@ -20,16 +19,6 @@ const ORDER_CREATED = 'subscription { orderCreated { id } }'
 const FAILING = 'subscription { commentAdded(articleId: "x") { id } }'
 
 const pubsubOf = (app: FastifyInstance) => app.graphql.pubsub as unknown as BoundedPubSub
-
-async function createOrder(app: FastifyInstance): Promise<string> {
-  const response = await app.inject({
-    method: 'POST',
-    url: '/api/v1/orders',
-    headers: bearer(2, 'orders:write'),
-    payload: { items: [{ sku: 'KB-101', qty: 1 }] },
-  })
-  return toGlobalId('Order', response.json().id)
-}
 
 /** Ids of the operations that received the `next` of order `orderId`. */
 function receivers(connection: RawConnection, orderId: string): string[] {
@@ -67,7 +56,7 @@ t.test(
     ])
     t.ok(await eventually(() => pubsub.subscriptionCount('order.created') === 100), 'the server holds 100 subscriptions')
 
-    const first = await createOrder(app)
+    const first = await createOrderNode(app)
     t.ok(await eventually(() => receivers(connection, first).length === 100, 10_000), 'an event reaches the 100 subscriptions')
     t.same(receivers(connection, first), ids.slice(0, 100), 'every one of them, and not the refused one')
     t.equal(connection.messages.filter((m) => m.type === 'error').length, 1, 'only the 101st was refused')
@@ -77,7 +66,7 @@ t.test(
     t.equal((await endOf(connection, 's001'))?.type, 'complete', 'the server completes s001')
     subscribe(connection, 's102')
     t.ok(await eventually(() => pubsub.subscriptionCount('order.created') === 100), 'a new subscribe takes the freed slot')
-    const second = await createOrder(app)
+    const second = await createOrderNode(app)
     t.ok(await eventually(() => receivers(connection, second).length === 100, 10_000))
     t.same(receivers(connection, second), [...ids.slice(1, 100), 's102'], 's102 receives, the completed s001 does not')
     t.notOk(
@@ -126,7 +115,7 @@ t.test('every way an operation ends frees its slot exactly once: complete (also 
   subscribe(connection, 'h')
   t.match(errorCode(await endOf(connection, 'h')), { reason: 'TOO_MANY_SUBSCRIPTIONS' }, 'g took the last slot, h is refused')
 
-  const order = await createOrder(app)
+  const order = await createOrderNode(app)
   t.ok(await eventually(() => receivers(connection, order).length === 2, 10_000))
   t.same(receivers(connection, order), ['d', 'g'], 'the two live subscriptions receive')
   t.equal(pubsub.subscriptionCount('order.created'), 2)
@@ -146,7 +135,7 @@ t.test('a subscribe the client completes straight away does not keep a slot', as
   subscribe(connection, 'y')
   subscribe(connection, 'z')
   t.match(errorCode(await endOf(connection, 'z')), { reason: 'TOO_MANY_SUBSCRIPTIONS' }, 'only z is refused')
-  const order = await createOrder(app)
+  const order = await createOrderNode(app)
   t.ok(await eventually(() => receivers(connection, order).length === 2, 10_000))
   t.same(receivers(connection, order), ['x', 'y'], 'x and y are live; no r subscription is')
 })

@@ -6,10 +6,10 @@
 import t from 'tap'
 import { connect } from 'node:net'
 import type { AddressInfo } from 'node:net'
-import { Writable } from 'node:stream'
 import { buildApp } from '../../src/app.ts'
 import { redactCredentials } from '../../src/http/redact-credentials.ts'
 import { bearer, build, createTestDatabase, testConfig, tokenFor } from '../helper.ts'
+import { captureLogText } from '../log-capture.ts'
 
 const NAMES = [
   'access_token',
@@ -57,15 +57,9 @@ t.test('a token in the query string does not authenticate', async (t) => {
 })
 
 t.test('a token in the query string never reaches the logs', async (t) => {
-  const lines: string[] = []
-  const stream = new Writable({
-    write(chunk, _encoding, callback) {
-      lines.push(String(chunk))
-      callback()
-    },
-  })
+  const log = captureLogText()
   const database = await createTestDatabase(t)
-  const app = await buildApp({ config: testConfig({ LOG_LEVEL: 'trace' }), database, loggerStream: stream })
+  const app = await buildApp({ config: testConfig({ LOG_LEVEL: 'trace' }), database, loggerStream: log.stream })
   t.teardown(() => app.close())
   const token = tokenFor(2, 'orders:read')
   for (const name of NAMES) {
@@ -84,7 +78,7 @@ t.test('a token in the query string never reaches the logs', async (t) => {
   )
   await new Promise((resolve) => socket.once('close', resolve))
 
-  const output = lines.join('')
+  const output = log.text()
   t.match(output, /access_token=REDACTED/, 'the request lines were logged, with the value redacted')
   t.match(output, /client error/, 'the unparsable request was logged')
   t.notOk(output.includes(token), 'the token is not in the logs')

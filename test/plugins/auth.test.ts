@@ -1,8 +1,8 @@
 import t from 'tap'
 import { createSigner } from 'fast-jwt'
-import { Writable } from 'node:stream'
 import { buildApp } from '../../src/app.ts'
 import { bearer, build, createTestDatabase, TEST_JWT_SECRET, testConfig, tokenFor } from '../helper.ts'
+import { captureLogText } from '../log-capture.ts'
 
 const now = () => Math.floor(Date.now() / 1000)
 
@@ -59,21 +59,15 @@ t.test('GraphQL without a valid credential is 401 before anything executes', asy
 })
 
 t.test('logs never contain a token or an Authorization header', async (t) => {
-  const lines: string[] = []
-  const stream = new Writable({
-    write(chunk, _encoding, callback) {
-      lines.push(String(chunk))
-      callback()
-    },
-  })
+  const log = captureLogText()
   const database = await createTestDatabase(t)
-  const app = await buildApp({ config: testConfig({ LOG_LEVEL: 'trace' }), database, loggerStream: stream })
+  const app = await buildApp({ config: testConfig({ LOG_LEVEL: 'trace' }), database, loggerStream: log.stream })
   t.teardown(() => app.close())
   const token = tokenFor(2, 'orders:read')
   await app.inject({ method: 'GET', url: '/api/v1/orders', headers: { authorization: `Bearer ${token}` } })
   await app.inject({ method: 'GET', url: '/api/v1/orders', headers: { authorization: 'Bearer broken.token.value' } })
   app.log.info({ req: { headers: { authorization: `Bearer ${token}` } } }, 'a careless log line')
-  const output = lines.join('')
+  const output = log.text()
   t.ok(output.length > 0, 'something was logged')
   t.notOk(output.includes(token), 'the token is not in the logs')
   t.notOk(output.includes('broken.token.value'), 'a refused token is not in the logs either')

@@ -13,6 +13,7 @@ import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import type { Response } from 'light-my-request'
 import { bearer, build } from '../helper.ts'
+import { captureLog } from '../log-capture.ts'
 
 const redisServer = spawnSync('which', ['redis-server'], { encoding: 'utf8' }).stdout.trim()
 // In CI a missing redis-server is a failure, like a missing shared Redis (test/helper.ts).
@@ -76,17 +77,6 @@ function rateLimitFields(response: Response): string[] {
   return RATE_LIMIT_FIELDS.filter((name) => response.headers[name] !== undefined)
 }
 
-interface LogLine {
-  level: number
-  msg: string
-  feature?: string
-}
-
-function logCollector(): { lines: LogLine[]; write(line: string): void } {
-  const lines: LogLine[] = []
-  return { lines, write: (line) => void lines.push(JSON.parse(line) as LogLine) }
-}
-
 const caller = bearer(2, 'orders:read articles:write')
 const articlesQuery = '{ articles(first: 5) { id title } }'
 
@@ -114,13 +104,13 @@ t.test(
   async (t) => {
     const port = await freePort()
     const first = await startRedis(t, port)
-    const log = logCollector()
+    const log = captureLog()
     let statements = 0
     // No outbox relay: its polling would count as statements.
     const app = await build(t, {
       env: { REDIS_URL: `redis://127.0.0.1:${port}`, EVENTS_RELAY: 'false', LOG_LEVEL: 'warn' },
       onQuery: () => void statements++,
-      loggerStream: log,
+      loggerStream: log.stream,
     })
     const send = requests(app)
     const database = app.database.kind
@@ -221,10 +211,10 @@ t.test(
 
 t.test('the service starts while its Redis is down, degraded, and uses Redis once it comes up', { skip }, async (t) => {
   const port = await freePort()
-  const log = logCollector()
+  const log = captureLog()
   const app = await build(t, {
     env: { REDIS_URL: `redis://127.0.0.1:${port}`, EVENTS_RELAY: 'false', LOG_LEVEL: 'warn' },
-    loggerStream: log,
+    loggerStream: log.stream,
   })
   t.ok(
     log.lines.some((line) => line.level === 40 && line.msg.startsWith('Redis is unreachable at start')),

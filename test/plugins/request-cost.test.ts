@@ -5,10 +5,10 @@
  * its method, operationId, status, duration, statement count, caller and error code, never a token.
  */
 import t from 'tap'
-import { sql } from 'kysely'
 import { buildApp } from '../../src/app.ts'
 import { bearer, build, testConfig } from '../helper.ts'
 import { captureLog } from '../log-capture.ts'
+import { insertLoadUsers } from '../load-users.ts'
 
 const admin = bearer(1, 'admin')
 
@@ -28,16 +28,7 @@ t.test('Server-Timing counts the statements the batching tests count, for the sa
     onQuery: () => void counted++,
     env: { GRAPHQL_MAX_COST: '100000', GRAPHQL_COST_BUCKET: '1000000', EVENTS_RELAY: 'false' },
   })
-  await sql`
-    insert into users (name, company_id)
-    select 'Load user ' || n, case when n % 3 = 0 then null else 1 + n % 2 end from generate_series(1, 60) as n`.execute(app.db)
-  await sql`
-    insert into orders (user_id, status, total, created_at, updated_at)
-    select u.id, 'pending', 8900, now() - (u.id || ' minutes')::interval - (k || ' seconds')::interval, now()
-    from users u cross join generate_series(1, 2) as k where u.name like 'Load user %'`.execute(app.db)
-  await sql`
-    insert into order_items (order_id, position, sku, qty, unit_price)
-    select o.id, 0, 'KB-101', 1, 8900 from orders o where not exists (select 1 from order_items i where i.order_id = o.id)`.execute(app.db)
+  await insertLoadUsers(app.db)
 
   const queries = [
     ...[1, 10, 50].map((first) => `{ orders(first: ${first}) { id user { name company { name } } items { sku qty } } }`),

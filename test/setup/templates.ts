@@ -29,16 +29,31 @@ export function withDatabase(url: string, database: string): string {
   return parsed.toString()
 }
 
-/** `CREATE DATABASE name TEMPLATE <template of serverUrl's database>`; returns the new database's URL. */
-export async function createFromTemplate(serverUrl: string, name: string): Promise<string> {
-  const admin = new pg.Client({ connectionString: serverUrl })
+/** Runs one statement on a connection of its own to `url` (CREATE and DROP DATABASE run outside any pool). */
+export async function adminQuery<R extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<R[]> {
+  const admin = new pg.Client({ connectionString: url })
   await admin.connect()
   try {
-    await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${templateDatabaseName(serverUrl)}"`)
+    return (await admin.query<R>(text, values)).rows
   } finally {
     await admin.end()
   }
+}
+
+/** `CREATE DATABASE name` on serverUrl's server, a copy of `template` when given; returns the new database's URL. */
+export async function createServerDatabase(serverUrl: string, name: string, template?: string): Promise<string> {
+  await adminQuery(serverUrl, `CREATE DATABASE "${name}"${template ? ` TEMPLATE "${template}"` : ''}`)
   return withDatabase(serverUrl, name)
+}
+
+/** Drops a database of serverUrl's server, whoever is still connected to it. */
+export async function dropServerDatabase(serverUrl: string, name: string): Promise<void> {
+  await adminQuery(serverUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
+}
+
+/** `CREATE DATABASE name TEMPLATE <template of serverUrl's database>`; returns the new database's URL. */
+export function createFromTemplate(serverUrl: string, name: string): Promise<string> {
+  return createServerDatabase(serverUrl, name, templateDatabaseName(serverUrl))
 }
 
 export async function buildPgliteTemplate(): Promise<void> {
@@ -64,14 +79,8 @@ export async function loadPgliteTemplate(): Promise<Blob> {
 
 export async function buildPostgresTemplate(url: string): Promise<void> {
   const template = templateDatabaseName(url)
-  const admin = new pg.Client({ connectionString: url })
-  await admin.connect()
-  try {
-    await admin.query(`DROP DATABASE IF EXISTS "${template}" WITH (FORCE)`)
-    await admin.query(`CREATE DATABASE "${template}"`)
-  } finally {
-    await admin.end()
-  }
+  await dropServerDatabase(url, template)
+  await createServerDatabase(url, template)
   // Migrating and seeding are one long transaction each: no request's time budget applies (as
   // for the app's own migration, src/plugins/db.ts).
   const handle = await createDatabase({ url: withDatabase(url, template), poolSize: 1, statementTimeoutMs: 0 })

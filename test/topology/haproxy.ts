@@ -3,22 +3,20 @@
  * instances on fixed 127.0.0.1 ports, health-checking each with `GET /readyz` every 300 ms (out
  * after 2 failures, back after 1 success), retrying a request whose connection failed or came back
  * empty on another instance. Its config, log-less, and its stats socket live in a temporary
- * directory; it is stopped when the test ends. The settings are the README's (Operating it).
+ * directory; it is stopped when the test ends. The settings are docs/operations.md's (Behind PgBouncer and a load balancer).
  */
-import { spawn, spawnSync } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort } from '../faults/private-cluster.ts'
-
-type Teardown = { teardown(fn: () => unknown): void }
+import { binaryUnavailable, startDaemon, type Teardown } from './daemon.ts'
 
 export const HAPROXY = '/usr/sbin/haproxy'
 
 /** Why HAProxy cannot run here, or undefined when it can (a test skips with it, except in CI). */
 export function haproxyUnavailable(): string | undefined {
-  return spawnSync(HAPROXY, ['-v']).status === 0 ? undefined : `no ${HAPROXY} (Debian's haproxy)`
+  return binaryUnavailable(HAPROXY, '-v', 'haproxy')
 }
 
 export interface HaProxy {
@@ -59,17 +57,7 @@ export async function startHaProxy(t: Teardown, instancePorts: number[]): Promis
     '',
   ].join('\n')
   await writeFile(join(dir, 'haproxy.cfg'), config)
-  const child = spawn(HAPROXY, ['-db', '-f', join(dir, 'haproxy.cfg')], { stdio: ['ignore', 'ignore', 'pipe'] })
-  let stderr = ''
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => void (stderr += chunk))
-  let exited = false
-  child.on('exit', () => void (exited = true))
-  t.teardown(async () => {
-    if (exited) return
-    const gone = new Promise((resolve) => child.once('exit', resolve))
-    child.kill('SIGTERM')
-    await gone
-  })
+  const daemon = startDaemon(t, HAPROXY, ['-db', '-f', join(dir, 'haproxy.cfg')])
 
   const command = (line: string) =>
     new Promise<string>((resolve, reject) => {
@@ -90,12 +78,12 @@ export async function startHaProxy(t: Teardown, instancePorts: number[]): Promis
   }
   const deadline = Date.now() + 10_000
   for (;;) {
-    if (exited) throw new Error(`haproxy exited: ${stderr}`)
+    if (daemon.exited()) throw new Error(`haproxy exited: ${daemon.stderr()}`)
     try {
       await states()
       break
     } catch (error) {
-      if (Date.now() > deadline) throw new Error(`haproxy did not start: ${String(error)} ${stderr}`)
+      if (Date.now() > deadline) throw new Error(`haproxy did not start: ${String(error)} ${daemon.stderr()}`)
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
   }

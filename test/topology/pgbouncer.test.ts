@@ -9,11 +9,10 @@
  * The service runs as a real process (src/server.ts) on a clone of the test template.
  */
 import t, { type Test } from 'tap'
-import pg from 'pg'
 import { LISTENER_APPLICATION_NAME } from '../../src/events/listener.ts'
 import { client, eventually } from '../graphql/subscription-clients.ts'
 import { bearer, tokenFor } from '../helper.ts'
-import { postgresUrl } from '../setup/templates.ts'
+import { adminQuery, postgresUrl } from '../setup/templates.ts'
 import { cloneDatabase, startServer, type ServerProcess } from '../faults/server-process.ts'
 import { lockTable } from '../faults/table-lock.ts'
 import { pgbouncerUnavailable, startPgBouncer } from './pgbouncer.ts'
@@ -23,16 +22,6 @@ const SKIP = !postgresUrl()
   : process.env.CI
     ? false
     : (pgbouncerUnavailable() ?? false)
-
-async function adminQuery<R extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<R[]> {
-  const admin = new pg.Client({ connectionString: url })
-  await admin.connect()
-  try {
-    return (await admin.query<R>(text, values)).rows
-  } finally {
-    await admin.end()
-  }
-}
 
 async function createOrder(server: ServerProcess, key?: string): Promise<Response> {
   return fetch(`${server.baseUrl}/api/v1/orders`, {

@@ -7,20 +7,19 @@
  * PgBouncer refuses to run as root: then it runs as the `postgres` OS user through `runuser`, which
  * owns the directory (as for test/faults/private-cluster.ts).
  */
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { freePort } from '../faults/private-cluster.ts'
-
-type Teardown = { teardown(fn: () => unknown): void }
+import { binaryUnavailable, startDaemon, type Teardown } from './daemon.ts'
 
 export const PGBOUNCER = '/usr/sbin/pgbouncer'
 
 /** Why PgBouncer cannot run here, or undefined when it can (a test skips with it, except in CI). */
 export function pgbouncerUnavailable(): string | undefined {
-  return spawnSync(PGBOUNCER, ['--version']).status === 0 ? undefined : `no ${PGBOUNCER} (Debian's pgbouncer)`
+  return binaryUnavailable(PGBOUNCER, '--version', 'pgbouncer')
 }
 
 export interface PgBouncer {
@@ -66,17 +65,7 @@ export async function startPgBouncer(t: Teardown, serverUrl: string, settings: s
   const [file, args] = root
     ? ['runuser', ['-u', 'postgres', '--', PGBOUNCER, join(dir, 'pgbouncer.ini')]]
     : [PGBOUNCER, [join(dir, 'pgbouncer.ini')]]
-  const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'] })
-  let stderr = ''
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => void (stderr += chunk))
-  let exited = false
-  child.on('exit', () => void (exited = true))
-  t.teardown(async () => {
-    if (exited) return
-    const gone = new Promise((resolve) => child.once('exit', resolve))
-    child.kill('SIGTERM')
-    await gone
-  })
+  const daemon = startDaemon(t, file, args)
 
   const through = (url: string) => {
     const parsed = new URL(url)
@@ -95,8 +84,8 @@ export async function startPgBouncer(t: Teardown, serverUrl: string, settings: s
       break
     } catch (error) {
       await probe.end().catch(() => {})
-      if (exited || Date.now() > deadline)
-        throw new Error(`PgBouncer did not start: ${String(error)}\n${stderr}\n${await readFile(log, 'utf8').catch(() => '')}`)
+      if (daemon.exited() || Date.now() > deadline)
+        throw new Error(`PgBouncer did not start: ${String(error)}\n${daemon.stderr()}\n${await readFile(log, 'utf8').catch(() => '')}`)
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
   }

@@ -3,7 +3,7 @@
  * (test/topology/haproxy.ts) health-checks two service instances (real processes, one
  * PostgreSQL database) on /readyz; steady keyed creates, reads and a subscription run through it
  * while every instance in turn gets SIGTERM and is started again on its port. Counted: no failed
- * request (a 503 with Retry-After is retried after it, as the README tells clients to), every
+ * request (a 503 with Retry-After is retried after it, as docs/operations.md tells clients to), every
  * keyed create exactly one order, every instance exiting 0, and the subscriber, whose instance goes
  * down, reconnecting and resuming after the last event id it received (`orderCreated(after:)`, the
  * id each event message carries as `extensions.eventId`): every order created during the restarts
@@ -57,7 +57,7 @@ t.test('a rolling restart of two instances behind HAProxy drops no request', { s
   }
   let retried = 0
   let requests = 0
-  /** fetch, retrying a 503 that carries Retry-After after that many seconds (the README's client rule). */
+  /** fetch, retrying a 503 that carries Retry-After after that many seconds (the client rule of docs/operations.md). */
   const send = async (name: string, path: string, init: RequestInit = {}): Promise<Response | undefined> => {
     for (;;) {
       requests++
