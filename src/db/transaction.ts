@@ -1,15 +1,18 @@
 /**
- * Who opens a write's transaction: the service that makes the write, always. A caller (a REST
- * handler, a resolver) hands over what the write needs beyond the command itself (its idempotency
- * claim, its precondition) and gets the result back, never a transaction to pass along.
+ * The write pipeline's entry (decisions §7): a write's transaction, once per idempotency key
+ * (./idempotency.ts: the key's lock, the stored outcome, the savepoint), and the effects that follow
+ * its commit. Who opens a write's transaction: the service that makes the write, always. A caller
+ * (a REST handler, a resolver) hands over what the write needs beyond the command itself (its
+ * idempotency claim, its precondition) and gets the result back, never a transaction to pass
+ * along. Nothing here calls back into a transport: what a transport answers, it builds at its edge
+ * from the result this returns, fresh or replayed alike.
  */
 import type { Kysely, Transaction } from 'kysely'
 import { ApiError } from '../errors.ts'
-import { runIdempotent, type IdempotencyClaim } from '../idempotency.ts'
+import { type IdempotencyClaim, runIdempotent, type Written } from './idempotency.ts'
 import type { Database } from './schema.ts'
 
-/** Either the database or a transaction already open on it: repositories accept both. */
-export type Executor = Kysely<Database> | Transaction<Database>
+export type { Written }
 
 /** Something a write must do once its transaction has committed (a cache invalidation, say). */
 export type AfterCommit = () => Promise<void>
@@ -36,14 +39,8 @@ export interface CheckedWork<Checked, T> {
 }
 
 /** What a write takes besides its command: with an idempotency claim, it runs at most once per key. */
-export interface WriteOptions<T> {
-  idempotency?: IdempotencyClaim<T> | undefined
-}
-
-/** A write's result, and whether it is the stored result of an earlier request with the same key. */
-export interface Written<T> {
-  value: T
-  replayed: boolean
+export interface WriteOptions {
+  idempotency?: IdempotencyClaim | undefined
 }
 
 /**
@@ -53,7 +50,7 @@ export interface Written<T> {
  */
 export async function runWrite<T, Checked = never>(
   db: Kysely<Database>,
-  idempotency: IdempotencyClaim<T> | undefined,
+  idempotency: IdempotencyClaim | undefined,
   work: ((scope: WriteScope) => Promise<T>) | CheckedWork<Checked, T>,
 ): Promise<Written<T>> {
   const effects: AfterCommit[] = []

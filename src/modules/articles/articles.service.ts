@@ -7,7 +7,8 @@ import type { Caller } from '../../auth/caller.ts'
 import { requireOwnerOrAdmin, requireScope } from '../../auth/policy.ts'
 import { recordEvent } from '../../db/repositories/outbox.ts'
 import type { ArticleRow, CommentRow } from '../../db/schema.ts'
-import { runWrite, type Executor, type WriteOptions, type Written } from '../../db/transaction.ts'
+import type { Executor } from '../../db/executor.ts'
+import { runWrite, type WriteOptions, type Written } from '../../db/transaction.ts'
 import { notFound, unprocessable } from '../../errors.ts'
 import type { Article, Comment } from '../../contract-types.ts'
 import { cutPage, sortKeyOf, startOfPage } from '../../pagination/keyset-page.ts'
@@ -89,7 +90,7 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
       return cursors.encode({ list: 'articles', sort: DEFAULT_ARTICLE_SORT, filter: {}, key: [article.created_at, article.id] })
     },
 
-    async create(caller: Caller, input: { title: string; body: string }, options: WriteOptions<Article> = {}): Promise<Written<Article>> {
+    async create(caller: Caller, input: { title: string; body: string }, options: WriteOptions = {}): Promise<Written<Article>> {
       commands.check('ArticleCreate', input)
       requireScope(caller, 'articles:write')
       return runWrite(db, options.idempotency, async ({ trx, afterCommit }) => {
@@ -145,12 +146,7 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
 
     commentCursor,
 
-    async addComment(
-      caller: Caller,
-      articleId: number,
-      input: { body: string },
-      options: WriteOptions<Comment> = {},
-    ): Promise<Written<Comment>> {
+    async addComment(caller: Caller, articleId: number, input: { body: string }, options: WriteOptions = {}): Promise<Written<Comment>> {
       commands.check('CommentCreate', input)
       requireScope(caller, 'articles:write')
       return runWrite(db, options.idempotency, async ({ trx }) => {

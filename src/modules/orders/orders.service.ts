@@ -7,7 +7,8 @@ import type { Caller } from '../../auth/caller.ts'
 import { isOwnerOrAdmin, requireOwnerOrAdmin, requireScope } from '../../auth/policy.ts'
 import type { OrderItemRow, OrderRow } from '../../db/schema.ts'
 import { recordEvent } from '../../db/repositories/outbox.ts'
-import { runWrite, type Executor, type WriteOptions, type Written } from '../../db/transaction.ts'
+import type { Executor } from '../../db/executor.ts'
+import { runWrite, type WriteOptions, type Written } from '../../db/transaction.ts'
 import { ApiError, conflict, forbidden, notFound, unprocessable } from '../../errors.ts'
 import type { Order, OrderItem, OrderStatus } from '../../contract-types.ts'
 import { cutPage, sortKeyOf, startOfPage } from '../../pagination/keyset-page.ts'
@@ -38,7 +39,7 @@ const DELETABLE: ReadonlySet<OrderStatus> = new Set(['pending', 'cancelled'])
 export type Precondition = (current: Order) => void
 
 /** An order action also takes REST's If-Match. */
-export interface OrderWriteOptions extends WriteOptions<Order> {
+export interface OrderWriteOptions extends WriteOptions {
   precondition?: Precondition | undefined
 }
 
@@ -293,7 +294,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
       return page(caller, { ...query, userId }, `users/${userId}/orders`, needs)
     },
 
-    async create(caller: Caller, input: { items: readonly RequestedItem[] }, options: WriteOptions<Order> = {}): Promise<Written<Order>> {
+    async create(caller: Caller, input: { items: readonly RequestedItem[] }, options: WriteOptions = {}): Promise<Written<Order>> {
       commands.check('OrderCreate', input)
       requireScope(caller, 'orders:write')
       // Every refusal comes from the checks, before the first change: a keyed create needs no savepoint.

@@ -30,7 +30,7 @@ export function createProductsService({ db, cursors, commands, invalidate }: Ser
     async create(
       caller: Caller,
       input: { sku: string; name: string; price: number },
-      options: WriteOptions<Product> = {},
+      options: WriteOptions = {},
     ): Promise<Written<Product>> {
       commands.check('ProductCreate', input)
       requireAdmin(caller)

@@ -126,7 +126,7 @@ export function createUsersService({ db, cursors, commands }: Pick<ServiceDepend
     async create(
       caller: Caller,
       input: { name: string; company_id?: number | null | undefined },
-      options: WriteOptions<User> = {},
+      options: WriteOptions = {},
     ): Promise<Written<User>> {
       commands.check('UserCreate', input)
       requireAdmin(caller)
