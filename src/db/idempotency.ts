@@ -65,9 +65,13 @@ function requestHash(fingerprint: unknown): string {
   return createHash('sha256').update(canonical(fingerprint)).digest('hex')
 }
 
-/** The work an idempotent write runs once, and whether a refusal of it can leave changes to undo. */
+/** What a write does when it succeeds: make a record, or change existing ones. */
+export type WriteKind = 'creation' | 'change'
+
+/** The work an idempotent write runs once, what it does, and whether a refusal of it can leave changes to undo. */
 export interface IdempotentWork<T> {
   run: (trx: Transaction<Database>) => Promise<T>
+  kind: WriteKind
   /**
    * True when every 4xx `run` throws comes before its first change (src/db/transaction.ts's
    * checked work guarantees it): a refusal has nothing to roll back, so no savepoint is taken.
@@ -103,7 +107,7 @@ export async function runIdempotent<T>(db: Kysely<Database>, claim: IdempotencyC
       caller: claim.caller,
       key: claim.key,
       requestHash: hash,
-      ...outcomeOf(attempt),
+      ...outcomeOf(attempt, work.kind),
       ttlSeconds: IDEMPOTENCY_TTL_SECONDS,
     })
     await trx.commit().execute()
@@ -144,11 +148,12 @@ async function attemptInSavepoint<T>(
 }
 
 /**
- * `status` says which kind of outcome a row holds: SUCCEEDED for a result, the refusal's status
- * (the error catalogue's, 4xx) for a refusal. Rows stored before this pipeline held the
- * transport's answer there (REST: 201, with a Location no replay reads): a success all the same.
+ * `status` says which kind of outcome a row holds, in the numbers rows have always held: 201 a
+ * record created, 200 records changed, the refusal's status (the error catalogue's, 4xx) for a
+ * refusal. Rows stored before this pipeline held REST's answer there (the same numbers for REST;
+ * 200 for every GraphQL success) and a Location no replay reads: they replay alike.
  */
-const SUCCEEDED = 200
+const SUCCEEDED: Record<WriteKind, number> = { creation: 201, change: 200 }
 
 interface SerializedError {
   status: number
@@ -158,8 +163,8 @@ interface SerializedError {
   headers: Record<string, string>
 }
 
-function outcomeOf<T>(attempt: Attempt<T>): Pick<StoredOutcome, 'status' | 'body'> {
-  if (attempt.succeeded) return { status: SUCCEEDED, body: attempt.value }
+function outcomeOf<T>(attempt: Attempt<T>, kind: WriteKind): Pick<StoredOutcome, 'status' | 'body'> {
+  if (attempt.succeeded) return { status: SUCCEEDED[kind], body: attempt.value }
   const { error } = attempt
   const serialized: SerializedError = {
     status: error.status,

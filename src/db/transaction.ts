@@ -9,10 +9,10 @@
  */
 import type { Kysely, Transaction } from 'kysely'
 import { ApiError } from '../errors.ts'
-import { type IdempotencyClaim, runIdempotent, type Written } from './idempotency.ts'
+import { type IdempotencyClaim, runIdempotent, type WriteKind, type Written } from './idempotency.ts'
 import type { Database } from './schema.ts'
 
-export type { Written }
+export type { WriteKind, Written }
 
 /** Something a write must do once its transaction has committed (a cache invalidation, say). */
 export type AfterCommit = () => Promise<void>
@@ -46,12 +46,14 @@ export interface WriteOptions {
 /**
  * Runs `work` in a transaction of its own; with an idempotency claim, at most once per key (the
  * stored result otherwise, decisions §7). The effects it registers run after the commit, in order;
- * one that fails is logged by its owner, never turns a committed write into an error.
+ * one that fails is logged by its owner, never turns a committed write into an error. `kind` is
+ * stored with a keyed write's outcome: a creation or a change, in no transport's terms.
  */
 export async function runWrite<T, Checked = never>(
   db: Kysely<Database>,
   idempotency: IdempotencyClaim | undefined,
   work: ((scope: WriteScope) => Promise<T>) | CheckedWork<Checked, T>,
+  kind: WriteKind = 'change',
 ): Promise<Written<T>> {
   const effects: AfterCommit[] = []
   // An attempt's effects count only if the attempt succeeded: an idempotent attempt refused with
@@ -65,7 +67,7 @@ export async function runWrite<T, Checked = never>(
     return value
   }
   const written: Written<T> = idempotency
-    ? await runIdempotent(db, idempotency, { run: attempt, refusesBeforeWriting: typeof work !== 'function' })
+    ? await runIdempotent(db, idempotency, { run: attempt, kind, refusesBeforeWriting: typeof work !== 'function' })
     : { value: await db.transaction().execute(attempt), replayed: false }
   for (const effect of effects) await effect()
   return written

@@ -93,15 +93,20 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
     async create(caller: Caller, input: { title: string; body: string }, options: WriteOptions = {}): Promise<Written<Article>> {
       commands.check('ArticleCreate', input)
       requireScope(caller, 'articles:write')
-      return runWrite(db, options.idempotency, async ({ trx, afterCommit }) => {
-        await requireAuthorExists(trx, caller)
-        const row = await repository.insertArticle(trx, { authorId: caller.userId, title: input.title, body: input.body })
-        const article = toArticle(row)
-        // The event log serves the article as it was created (src/modules/events).
-        await recordEvent(trx, 'article.created', { articleId: row.id, authorId: row.author_id, article }, null)
-        afterCommit(() => invalidate([cacheReferences.articles]))
-        return article
-      })
+      return runWrite(
+        db,
+        options.idempotency,
+        async ({ trx, afterCommit }) => {
+          await requireAuthorExists(trx, caller)
+          const row = await repository.insertArticle(trx, { authorId: caller.userId, title: input.title, body: input.body })
+          const article = toArticle(row)
+          // The event log serves the article as it was created (src/modules/events).
+          await recordEvent(trx, 'article.created', { articleId: row.id, authorId: row.author_id, article }, null)
+          afterCommit(() => invalidate([cacheReferences.articles]))
+          return article
+        },
+        'creation',
+      )
     },
 
     /** PUT (both fields) and PATCH (either): by the author or an admin. */
@@ -149,14 +154,19 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
     async addComment(caller: Caller, articleId: number, input: { body: string }, options: WriteOptions = {}): Promise<Written<Comment>> {
       commands.check('CommentCreate', input)
       requireScope(caller, 'articles:write')
-      return runWrite(db, options.idempotency, async ({ trx }) => {
-        if (!(await repository.findArticle(trx, articleId))) throw notFound(`Article ${articleId}`)
-        await requireAuthorExists(trx, caller)
-        const row = await repository.insertComment(trx, { articleId, authorId: caller.userId, body: input.body })
-        const comment = toComment(row)
-        await recordEvent(trx, 'comment.added', { commentId: row.id, articleId, authorId: row.author_id, comment }, null)
-        return comment
-      })
+      return runWrite(
+        db,
+        options.idempotency,
+        async ({ trx }) => {
+          if (!(await repository.findArticle(trx, articleId))) throw notFound(`Article ${articleId}`)
+          await requireAuthorExists(trx, caller)
+          const row = await repository.insertComment(trx, { articleId, authorId: caller.userId, body: input.body })
+          const comment = toComment(row)
+          await recordEvent(trx, 'comment.added', { commentId: row.id, articleId, authorId: row.author_id, comment }, null)
+          return comment
+        },
+        'creation',
+      )
     },
 
     /** Batch lookups for GraphQL loaders: any valid token reads articles, as with `get`. */

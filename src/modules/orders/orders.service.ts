@@ -298,28 +298,33 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
       commands.check('OrderCreate', input)
       requireScope(caller, 'orders:write')
       // Every refusal comes from the checks, before the first change: a keyed create needs no savepoint.
-      return runWrite(db, options.idempotency, {
-        // One statement reads what the checks need…
-        async check(trx) {
-          const { buyerExists, prices } = await repository.findBuyerAndPrices(
-            trx,
-            caller.userId,
-            input.items.map((item) => item.sku),
-          )
-          if (!buyerExists) {
-            throw unprocessable('UNKNOWN_USER', `The token's subject, user ${caller.userId}, does not exist.`)
-          }
-          return pricedAt(input.items, prices)
+      return runWrite(
+        db,
+        options.idempotency,
+        {
+          // One statement reads what the checks need…
+          async check(trx) {
+            const { buyerExists, prices } = await repository.findBuyerAndPrices(
+              trx,
+              caller.userId,
+              input.items.map((item) => item.sku),
+            )
+            if (!buyerExists) {
+              throw unprocessable('UNKNOWN_USER', `The token's subject, user ${caller.userId}, does not exist.`)
+            }
+            return pricedAt(input.items, prices)
+          },
+          // …one writes the order with its items, one its event.
+          async write({ trx }, pricing) {
+            const row = await repository.insertOrderWithItems(trx, { userId: caller.userId, total: pricing.total }, pricing.items)
+            const order = toOrder(row, pricing.items)
+            // The event carries the order as it was created, not as a subscriber later finds it.
+            await recordEvent(trx, 'order.created', { orderId: row.id, userId: row.user_id, order }, row.user_id)
+            return order
+          },
         },
-        // …one writes the order with its items, one its event.
-        async write({ trx }, pricing) {
-          const row = await repository.insertOrderWithItems(trx, { userId: caller.userId, total: pricing.total }, pricing.items)
-          const order = toOrder(row, pricing.items)
-          // The event carries the order as it was created, not as a subscriber later finds it.
-          await recordEvent(trx, 'order.created', { orderId: row.id, userId: row.user_id, order }, row.user_id)
-          return order
-        },
-      })
+        'creation',
+      )
     },
 
     /** PUT and PATCH: an order's items can change while it is pending, and only then. */
