@@ -8,9 +8,10 @@
  *     the other; a 4xx outcome is stored too (its partial writes rolled back to a savepoint, or,
  *     for work whose refusals all come before its first change, with nothing to roll back);
  *     a 5xx is not stored, so a retry can still succeed.
- * What is stored is what a replay returns, in no transport's terms: the write's result, or its
- * refusal. A transport builds its answer from that at its edge, the same way for the first answer
- * and for a replay (REST: 201 and Location from the record; GraphQL: the payload).
+ * What is stored is what a replay returns, in no transport's terms: the write's result and its
+ * kind (a creation or a change, as the service says), or its refusal. A transport builds its
+ * answer from that at its edge, the same way for the first answer and for a replay (REST: 201 and
+ * Location from the record; GraphQL: the payload).
  * Round trips of a keyed write: BEGIN, the claim (lock and stored outcome in one), the work (in a
  * savepoint only when it may refuse after writing), the outcome, COMMIT.
  */
