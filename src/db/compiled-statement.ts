@@ -6,7 +6,7 @@
  * that counts and traces statements), like any Kysely query.
  */
 import { createQueryId, type RawBuilder, RawNode } from 'kysely'
-import type { Executor } from './transaction.ts'
+import type { Executor } from './executor.ts'
 
 export type CompiledStatement<Row> = (executor: Executor, parameters: readonly unknown[]) => Promise<Row[]>
 

@@ -5,7 +5,7 @@
  */
 import { sql } from 'kysely'
 import type { Database } from './schema.ts'
-import type { Executor } from './transaction.ts'
+import type { Executor } from './executor.ts'
 
 export interface RowsPerParentQuery<Table extends keyof Database> {
   table: Table

@@ -1,5 +1,4 @@
 import { sql, type Kysely } from 'kysely'
-import { priceItems } from '../modules/orders/order-pricing.ts'
 import type { OrderStatus } from '../contract-types.ts'
 import type { Database } from './schema.ts'
 
@@ -110,10 +109,17 @@ export async function seedDemoData(db: Kysely<Database>): Promise<boolean> {
       .values(products.map((product) => ({ ...product, created_at: at(minute++) })))
       .execute()
 
+    // Priced from the catalog above, as order-pricing.ts prices a request (src/db imports nothing
+    // from the modules above it; test/db/database.test.ts checks every total is Σ qty × unit_price).
     const catalog = new Map(products.map((product) => [product.sku, product.price]))
+    const priceOf = (sku: string): number => {
+      const price = catalog.get(sku)
+      if (price === undefined) throw new Error(`demo order names an unknown sku: ${sku}`)
+      return price
+    }
     for (const order of orders) {
-      const priced = priceItems(order.items, catalog)
-      if (!priced.ok) throw new Error(`demo order does not price: ${priced.reason}`)
+      const items = order.items.map((item) => ({ ...item, unit_price: priceOf(item.sku) }))
+      const priced = { items, total: items.reduce((sum, item) => sum + item.qty * item.unit_price, 0) }
       const createdAt = at(minute++)
       const { id } = await trx
         .insertInto('orders')

@@ -1,15 +1,18 @@
 /**
- * Who opens a write's transaction: the service that makes the write, always. A caller (a REST
- * handler, a resolver) hands over what the write needs beyond the command itself (its idempotency
- * claim, its precondition) and gets the result back, never a transaction to pass along.
+ * The write pipeline's entry (decisions §7): a write's transaction, once per idempotency key
+ * (./idempotency.ts: the key's lock, the stored outcome, the savepoint), and the effects that follow
+ * its commit. Who opens a write's transaction: the service that makes the write, always. A caller
+ * (a REST handler, a resolver) hands over what the write needs beyond the command itself (its
+ * idempotency claim, its precondition) and gets the result back, never a transaction to pass
+ * along. Nothing here calls back into a transport: what a transport answers, it builds at its edge
+ * from the result this returns, fresh or replayed alike.
  */
 import type { Kysely, Transaction } from 'kysely'
 import { ApiError } from '../errors.ts'
-import { runIdempotent, type IdempotencyClaim } from '../idempotency.ts'
+import { type IdempotencyClaim, runIdempotent, type WriteKind, type Written } from './idempotency.ts'
 import type { Database } from './schema.ts'
 
-/** Either the database or a transaction already open on it: repositories accept both. */
-export type Executor = Kysely<Database> | Transaction<Database>
+export type { WriteKind, Written }
 
 /** Something a write must do once its transaction has committed (a cache invalidation, say). */
 export type AfterCommit = () => Promise<void>
@@ -36,25 +39,21 @@ export interface CheckedWork<Checked, T> {
 }
 
 /** What a write takes besides its command: with an idempotency claim, it runs at most once per key. */
-export interface WriteOptions<T> {
-  idempotency?: IdempotencyClaim<T> | undefined
-}
-
-/** A write's result, and whether it is the stored result of an earlier request with the same key. */
-export interface Written<T> {
-  value: T
-  replayed: boolean
+export interface WriteOptions {
+  idempotency?: IdempotencyClaim | undefined
 }
 
 /**
  * Runs `work` in a transaction of its own; with an idempotency claim, at most once per key (the
  * stored result otherwise, decisions §7). The effects it registers run after the commit, in order;
- * one that fails is logged by its owner, never turns a committed write into an error.
+ * one that fails is logged by its owner, never turns a committed write into an error. `kind` is
+ * stored with a keyed write's outcome: a creation or a change, in no transport's terms.
  */
 export async function runWrite<T, Checked = never>(
   db: Kysely<Database>,
-  idempotency: IdempotencyClaim<T> | undefined,
+  idempotency: IdempotencyClaim | undefined,
   work: ((scope: WriteScope) => Promise<T>) | CheckedWork<Checked, T>,
+  kind: WriteKind = 'change',
 ): Promise<Written<T>> {
   const effects: AfterCommit[] = []
   // An attempt's effects count only if the attempt succeeded: an idempotent attempt refused with
@@ -68,7 +67,7 @@ export async function runWrite<T, Checked = never>(
     return value
   }
   const written: Written<T> = idempotency
-    ? await runIdempotent(db, idempotency, { run: attempt, refusesBeforeWriting: typeof work !== 'function' })
+    ? await runIdempotent(db, idempotency, { run: attempt, kind, refusesBeforeWriting: typeof work !== 'function' })
     : { value: await db.transaction().execute(attempt), replayed: false }
   for (const effect of effects) await effect()
   return written

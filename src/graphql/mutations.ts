@@ -1,22 +1,22 @@
 /** What mutations share: idempotency by argument, the written record as payload, offending fields named as arguments. */
 import type { MercuriusContext } from 'mercurius'
+import { checkIdempotencyKey, type IdempotencyClaim } from '../db/idempotency.ts'
 import type { Written } from '../db/transaction.ts'
 import { ApiError } from '../errors.ts'
-import { type IdempotencyClaim, validateIdempotencyKey } from '../idempotency.ts'
 
 /**
  * What a mutation that takes an `idempotencyKey` claims: run once per key, exactly like a REST POST
  * with an Idempotency-Key; none when the key is absent.
  */
-export function idempotencyClaimOf<T>(
+export function idempotencyClaimOf(
   context: MercuriusContext,
   field: string,
   args: { idempotencyKey?: string | null | undefined },
-): IdempotencyClaim<T> | undefined {
+): IdempotencyClaim | undefined {
   const { idempotencyKey: key, ...rest } = args
   if (typeof key !== 'string') return undefined
-  validateIdempotencyKey(key, 'argument')
-  return { caller: context.caller.subject, key, fingerprint: { graphql: field, args: rest }, answer: () => ({ status: 200 }) }
+  checkIdempotencyKey(key, { in: 'body', name: 'idempotencyKey' })
+  return { caller: context.caller.subject, key, fingerprint: { graphql: field, args: rest } }
 }
 
 /** A mutation's payload: the written record, fresh or replayed alike. */

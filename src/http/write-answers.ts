@@ -1,10 +1,12 @@
 /**
  * How a REST write is answered: with the record, its ETag and, for a creation, Location; a POST
  * with an Idempotency-Key (decisions §7) at most once per key, a stored answer marked as replayed.
+ * The status and Location are built here, from the record, once per answer: the write pipeline
+ * stores the record, not REST's answer, and a replay is answered exactly like the first request.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { checkIdempotencyKey, type IdempotencyClaim } from '../db/idempotency.ts'
 import type { Written } from '../db/transaction.ts'
-import { type IdempotencyClaim, idempotencyKeyOfHeader, validateIdempotencyKey } from '../idempotency.ts'
 import { requireCaller } from '../plugins/auth.ts'
 import { etagOf } from '../plugins/http-caching.ts'
 
@@ -22,25 +24,34 @@ export interface WriteAnswer<T> {
 export async function answerWrite<T extends object>(
   request: FastifyRequest,
   reply: FastifyReply,
-  write: (idempotency: IdempotencyClaim<T> | undefined) => Promise<Written<T>>,
+  write: (idempotency: IdempotencyClaim | undefined) => Promise<Written<T>>,
   answer: WriteAnswer<T>,
 ): Promise<FastifyReply> {
-  const written = await write(idempotencyClaim(request, answer))
+  const written = await write(idempotencyClaim(request))
   if (written.replayed) reply.header('idempotent-replayed', 'true')
   const location = answer.location?.(written.value)
   if (location) reply.header('location', location)
   return reply.code(answer.status).header('etag', etagOf(written.value)).send(written.value)
 }
 
-function idempotencyClaim<T>(request: FastifyRequest, answer: WriteAnswer<T>): IdempotencyClaim<T> | undefined {
+function idempotencyClaim(request: FastifyRequest): IdempotencyClaim | undefined {
   const header = request.headers['idempotency-key']
   if (typeof header !== 'string') return undefined
   const key = idempotencyKeyOfHeader(header)
-  validateIdempotencyKey(key, 'header')
+  checkIdempotencyKey(key, { in: 'header', name: 'Idempotency-Key' })
   return {
     caller: requireCaller(request).subject,
     key,
     fingerprint: { method: request.method, path: request.url, body: request.body ?? null },
-    answer: (value) => ({ status: answer.status, location: answer.location?.(value) }),
   }
+}
+
+/**
+ * The key an Idempotency-Key header names. The IETF draft defines the field as an RFC 8941
+ * structured-field string (`"abc"`); clients also send the bare token (`abc`). Both name the
+ * same key: a well-formed sf-string is unquoted (and its `\"` and `\\` unescaped).
+ */
+function idempotencyKeyOfHeader(value: string): string {
+  const quoted = /^"((?:[\x20\x21\x23-\x5B\x5D-\x7E]|\\["\\])*)"$/.exec(value)
+  return quoted ? quoted[1]!.replace(/\\(["\\])/g, '$1') : value
 }

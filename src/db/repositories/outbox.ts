@@ -9,7 +9,7 @@
  */
 import { sql } from 'kysely'
 import type { Article, Comment, EventType, Order } from '../../contract-types.ts'
-import type { Executor } from '../transaction.ts'
+import type { Executor } from '../executor.ts'
 import { compiledStatement } from '../compiled-statement.ts'
 
 /** The event types of the contract (openapi.yaml, EventType). */

@@ -3,7 +3,7 @@ import { sql } from 'kysely'
 import type { ArticleRow, CommentRow } from '../../db/schema.ts'
 import { keysetPage } from '../../db/keyset.ts'
 import { findRowsPerParent } from '../../db/rows-per-parent.ts'
-import type { Executor } from '../../db/transaction.ts'
+import type { Executor } from '../../db/executor.ts'
 import { nextUpdatedAt } from '../../db/updated-at.ts'
 import { anyInteger } from '../../db/any-of.ts'
 

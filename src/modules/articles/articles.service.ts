@@ -8,7 +8,8 @@ import { authorize, requireOwnerOrAdmin } from '../../auth/policy.ts'
 import type { ServiceOperation } from '../../generated/required-scopes.ts'
 import { recordEvent } from '../../db/repositories/outbox.ts'
 import type { ArticleRow, CommentRow } from '../../db/schema.ts'
-import { runWrite, type Executor, type WriteOptions, type Written } from '../../db/transaction.ts'
+import type { Executor } from '../../db/executor.ts'
+import { runWrite, type WriteOptions, type Written } from '../../db/transaction.ts'
 import { notFound, unprocessable } from '../../errors.ts'
 import type { Article, Comment } from '../../contract-types.ts'
 import { cutPage, sortKeyOf, startOfPage } from '../../pagination/keyset-page.ts'
@@ -93,18 +94,23 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
       return cursors.encode({ list: 'articles', sort: DEFAULT_ARTICLE_SORT, filter: {}, key: [article.created_at, article.id] })
     },
 
-    async create(caller: Caller, input: { title: string; body: string }, options: WriteOptions<Article> = {}): Promise<Written<Article>> {
+    async create(caller: Caller, input: { title: string; body: string }, options: WriteOptions = {}): Promise<Written<Article>> {
       commands.check('ArticleCreate', input)
       authorize(caller, 'createArticle')
-      return runWrite(db, options.idempotency, async ({ trx, afterCommit }) => {
-        await requireAuthorExists(trx, caller)
-        const row = await repository.insertArticle(trx, { authorId: caller.userId, title: input.title, body: input.body })
-        const article = toArticle(row)
-        // The event log serves the article as it was created (src/modules/events).
-        await recordEvent(trx, 'article.created', { articleId: row.id, authorId: row.author_id, article }, null)
-        afterCommit(() => invalidate([cacheReferences.articles]))
-        return article
-      })
+      return runWrite(
+        db,
+        options.idempotency,
+        async ({ trx, afterCommit }) => {
+          await requireAuthorExists(trx, caller)
+          const row = await repository.insertArticle(trx, { authorId: caller.userId, title: input.title, body: input.body })
+          const article = toArticle(row)
+          // The event log serves the article as it was created (src/modules/events).
+          await recordEvent(trx, 'article.created', { articleId: row.id, authorId: row.author_id, article }, null)
+          afterCommit(() => invalidate([cacheReferences.articles]))
+          return article
+        },
+        'creation',
+      )
     },
 
     /** PUT (both fields) and PATCH (either): by the author or an admin. */
@@ -149,22 +155,22 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
 
     commentCursor,
 
-    async addComment(
-      caller: Caller,
-      articleId: number,
-      input: { body: string },
-      options: WriteOptions<Comment> = {},
-    ): Promise<Written<Comment>> {
+    async addComment(caller: Caller, articleId: number, input: { body: string }, options: WriteOptions = {}): Promise<Written<Comment>> {
       commands.check('CommentCreate', input)
       authorize(caller, 'createArticleComment')
-      return runWrite(db, options.idempotency, async ({ trx }) => {
-        if (!(await repository.findArticle(trx, articleId))) throw notFound(`Article ${articleId}`)
-        await requireAuthorExists(trx, caller)
-        const row = await repository.insertComment(trx, { articleId, authorId: caller.userId, body: input.body })
-        const comment = toComment(row)
-        await recordEvent(trx, 'comment.added', { commentId: row.id, articleId, authorId: row.author_id, comment }, null)
-        return comment
-      })
+      return runWrite(
+        db,
+        options.idempotency,
+        async ({ trx }) => {
+          if (!(await repository.findArticle(trx, articleId))) throw notFound(`Article ${articleId}`)
+          await requireAuthorExists(trx, caller)
+          const row = await repository.insertComment(trx, { articleId, authorId: caller.userId, body: input.body })
+          const comment = toComment(row)
+          await recordEvent(trx, 'comment.added', { commentId: row.id, articleId, authorId: row.author_id, comment }, null)
+          return comment
+        },
+        'creation',
+      )
     },
 
     /** Batch lookups for GraphQL loaders: any valid token reads articles, as with `get`. */

@@ -1,7 +1,7 @@
 /** All SQL of the event log's readers (the outbox itself is src/db/repositories/outbox.ts). */
 import type { EventTopic } from '../../db/repositories/outbox.ts'
 import { type DeliverableEvent, toDeliverableEvent } from '../../db/repositories/outbox.ts'
-import type { Executor } from '../../db/transaction.ts'
+import type { Executor } from '../../db/executor.ts'
 import { type EventAudience, visibleWhere } from './event-visibility.ts'
 
 /** The events `audience` may see after seq `after`, oldest first, of `types` (all when undefined): one statement on outbox_seq_idx. */

@@ -8,7 +8,8 @@ import type { ServiceOperation } from '../../generated/required-scopes.ts'
 import { authorize, isOwnerOrAdmin, permits, requireOwnerOrAdmin } from '../../auth/policy.ts'
 import type { OrderItemRow, OrderRow } from '../../db/schema.ts'
 import { recordEvent } from '../../db/repositories/outbox.ts'
-import { runWrite, type Executor, type WriteOptions, type Written } from '../../db/transaction.ts'
+import type { Executor } from '../../db/executor.ts'
+import { runWrite, type WriteOptions, type Written } from '../../db/transaction.ts'
 import { ApiError, conflict, forbidden, notFound, unprocessable } from '../../errors.ts'
 import type { Order, OrderItem, OrderStatus } from '../../contract-types.ts'
 import { cutPage, type PageCursors, sortKeyOf, startOfPage } from '../../pagination/keyset-page.ts'
@@ -40,7 +41,7 @@ const DELETABLE: ReadonlySet<OrderStatus> = new Set(['pending', 'cancelled'])
 export type Precondition = (current: Order) => void
 
 /** An order action also takes REST's If-Match. */
-export interface OrderWriteOptions extends WriteOptions<Order> {
+export interface OrderWriteOptions extends WriteOptions {
   precondition?: Precondition | undefined
 }
 
@@ -308,32 +309,37 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
       return page(caller, { ...query, userId }, `users/${userId}/orders`, needs)
     },
 
-    async create(caller: Caller, input: { items: readonly RequestedItem[] }, options: WriteOptions<Order> = {}): Promise<Written<Order>> {
+    async create(caller: Caller, input: { items: readonly RequestedItem[] }, options: WriteOptions = {}): Promise<Written<Order>> {
       commands.check('OrderCreate', input)
       authorize(caller, 'createOrder')
       // Every refusal comes from the checks, before the first change: a keyed create needs no savepoint.
-      return runWrite(db, options.idempotency, {
-        // One statement reads what the checks need…
-        async check(trx) {
-          const { buyerExists, prices } = await repository.findBuyerAndPrices(
-            trx,
-            caller.userId,
-            input.items.map((item) => item.sku),
-          )
-          if (!buyerExists) {
-            throw unprocessable('UNKNOWN_USER', `The token's subject, user ${caller.userId}, does not exist.`)
-          }
-          return pricedAt(input.items, prices)
+      return runWrite(
+        db,
+        options.idempotency,
+        {
+          // One statement reads what the checks need…
+          async check(trx) {
+            const { buyerExists, prices } = await repository.findBuyerAndPrices(
+              trx,
+              caller.userId,
+              input.items.map((item) => item.sku),
+            )
+            if (!buyerExists) {
+              throw unprocessable('UNKNOWN_USER', `The token's subject, user ${caller.userId}, does not exist.`)
+            }
+            return pricedAt(input.items, prices)
+          },
+          // …one writes the order with its items, one its event.
+          async write({ trx }, pricing) {
+            const row = await repository.insertOrderWithItems(trx, { userId: caller.userId, total: pricing.total }, pricing.items)
+            const order = toOrder(row, pricing.items)
+            // The event carries the order as it was created, not as a subscriber later finds it.
+            await recordEvent(trx, 'order.created', { orderId: row.id, userId: row.user_id, order }, row.user_id)
+            return order
+          },
         },
-        // …one writes the order with its items, one its event.
-        async write({ trx }, pricing) {
-          const row = await repository.insertOrderWithItems(trx, { userId: caller.userId, total: pricing.total }, pricing.items)
-          const order = toOrder(row, pricing.items)
-          // The event carries the order as it was created, not as a subscriber later finds it.
-          await recordEvent(trx, 'order.created', { orderId: row.id, userId: row.user_id, order }, row.user_id)
-          return order
-        },
-      })
+        'creation',
+      )
     },
 
     /** PUT and PATCH: an order's items can change while it is pending, and only then. */

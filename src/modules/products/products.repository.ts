@@ -1,7 +1,7 @@
 /** All SQL for the product catalog. */
 import { sql } from 'kysely'
 import type { ProductRow } from '../../db/schema.ts'
-import type { Executor } from '../../db/transaction.ts'
+import type { Executor } from '../../db/executor.ts'
 import { anyText } from '../../db/any-of.ts'
 
 export async function findProductPage(db: Executor, query: { afterSku: string | undefined; limit: number }): Promise<ProductRow[]> {

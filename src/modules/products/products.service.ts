@@ -31,16 +31,21 @@ export function createProductsService({ db, cursors, commands, invalidate }: Ser
     async create(
       caller: Caller,
       input: { sku: string; name: string; price: number },
-      options: WriteOptions<Product> = {},
+      options: WriteOptions = {},
     ): Promise<Written<Product>> {
       commands.check('ProductCreate', input)
       authorize(caller, 'createProduct')
-      return runWrite(db, options.idempotency, async ({ trx, afterCommit }) => {
-        const row = await repository.insertProduct(trx, input)
-        if (!row) throw conflict('PRODUCT_EXISTS', `A product with sku "${input.sku}" already exists.`)
-        afterCommit(() => invalidate([cacheReferences.products]))
-        return toProduct(row)
-      })
+      return runWrite(
+        db,
+        options.idempotency,
+        async ({ trx, afterCommit }) => {
+          const row = await repository.insertProduct(trx, input)
+          if (!row) throw conflict('PRODUCT_EXISTS', `A product with sku "${input.sku}" already exists.`)
+          afterCommit(() => invalidate([cacheReferences.products]))
+          return toProduct(row)
+        },
+        'creation',
+      )
     },
 
     /** A product's position in the catalog (ordered by sku). */

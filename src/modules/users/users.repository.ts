@@ -1,7 +1,7 @@
 /** All SQL for users and companies. */
 import { type Expression, type RawBuilder, sql } from 'kysely'
 import type { CompanyRow, UserRow } from '../../db/schema.ts'
-import type { Executor } from '../../db/transaction.ts'
+import type { Executor } from '../../db/executor.ts'
 import { anyInteger } from '../../db/any-of.ts'
 import { isoTimestamp } from '../../db/iso-timestamp.ts'
 

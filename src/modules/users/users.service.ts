@@ -134,19 +134,24 @@ export function createUsersService({ db, cursors, commands }: Pick<ServiceDepend
     async create(
       caller: Caller,
       input: { name: string; company_id?: number | null | undefined },
-      options: WriteOptions<User> = {},
+      options: WriteOptions = {},
     ): Promise<Written<User>> {
       commands.check('UserCreate', input)
       authorize(caller, 'createUser')
-      return runWrite(db, options.idempotency, async ({ trx }) => {
-        const companyId = input.company_id ?? null
-        if (companyId !== null && !(await repository.companyExists(trx, companyId))) {
-          throw unprocessable('UNKNOWN_COMPANY', `Company ${companyId} does not exist.`, [
-            { in: 'body', name: '/company_id', message: `no company has id ${companyId}` },
-          ])
-        }
-        return toUser(await repository.insertUser(trx, { name: input.name, companyId }))
-      })
+      return runWrite(
+        db,
+        options.idempotency,
+        async ({ trx }) => {
+          const companyId = input.company_id ?? null
+          if (companyId !== null && !(await repository.companyExists(trx, companyId))) {
+            throw unprocessable('UNKNOWN_COMPANY', `Company ${companyId} does not exist.`, [
+              { in: 'body', name: '/company_id', message: `no company has id ${companyId}` },
+            ])
+          }
+          return toUser(await repository.insertUser(trx, { name: input.name, companyId }))
+        },
+        'creation',
+      )
     },
 
     /** A user's position in the users list (ordered by id). */

@@ -1,7 +1,7 @@
 /** All SQL of webhooks: endpoints, deliveries, and the leases by which instances share the work. */
 import { sql } from 'kysely'
 import { anyInteger } from '../../db/any-of.ts'
-import type { Executor } from '../../db/transaction.ts'
+import type { Executor } from '../../db/executor.ts'
 import type { WebhookDeliveryRow, WebhookEndpointRow } from '../../db/schema.ts'
 
 export async function insertEndpoint(

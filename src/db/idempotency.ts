@@ -1,58 +1,51 @@
 /**
- * Idempotent execution (decisions §7, after Stripe and the IETF Idempotency-Key draft), shared by
- * REST POSTs and GraphQL mutations that take an `idempotencyKey`:
+ * Idempotent execution (decisions §7, after Stripe and the IETF Idempotency-Key draft), the part of
+ * the write pipeline (src/db/transaction.ts's runWrite is its only caller) that runs a write once
+ * per key, for REST POSTs and GraphQL mutations that take an `idempotencyKey` alike:
  *   - same key, same request: the stored outcome, marked replayed, and nothing runs again;
  *   - same key, other request: 422; same key while the first is still running: 409 + Retry-After;
  *   - the outcome is written in the same transaction as the change, so neither exists without
  *     the other; a 4xx outcome is stored too (its partial writes rolled back to a savepoint, or,
  *     for work whose refusals all come before its first change, with nothing to roll back);
  *     a 5xx is not stored, so a retry can still succeed.
+ * What is stored is what a replay returns, in no transport's terms: the write's result and its
+ * kind (a creation or a change, as the service says), or its refusal. A transport builds its
+ * answer from that at its edge, the same way for the first answer and for a replay (REST: 201 and
+ * Location from the record; GraphQL: the payload).
  * Round trips of a keyed write: BEGIN, the claim (lock and stored outcome in one), the work (in a
  * savepoint only when it may refuse after writing), the outcome, COMMIT.
  */
 import { createHash } from 'node:crypto'
 import type { ControlledTransaction, Kysely, Transaction } from 'kysely'
-import type { Database } from './db/schema.ts'
-import type { Written } from './db/transaction.ts'
-import { claimKey, storeOutcome } from './db/repositories/idempotency-keys.ts'
-import { ApiError, badRequest, codeForStatus, conflict, isErrorCode, unprocessable } from './errors.ts'
+import { ApiError, badRequest, codeForStatus, conflict, type FieldError, isErrorCode, unprocessable } from '../errors.ts'
+import { claimKey, type StoredOutcome, storeOutcome } from './repositories/idempotency-keys.ts'
+import type { Database } from './schema.ts'
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60
 const KEY_PATTERN = /^[\x20-\x7E]{1,255}$/
 
 /** A request's claim to run once per key: who sent it, the key, and what it asked for. */
-export interface IdempotencyClaim<T> {
+export interface IdempotencyClaim {
   caller: string
   key: string
   /** What identifies "the same request": method, path and body for REST; field and arguments for GraphQL. */
   fingerprint: unknown
-  /** How the transport answers a success, stored with the result (REST: 201 and a Location). */
-  answer: (value: T) => StoredAnswer
 }
 
-export interface StoredAnswer {
-  status: number
-  location?: string | undefined
+/** A write's result, and whether it is the stored result of an earlier request with the same key. */
+export interface Written<T> {
+  value: T
+  replayed: boolean
 }
 
 /**
- * The key an Idempotency-Key header names. The IETF draft defines the field as an RFC 8941
- * structured-field string (`"abc"`); clients also send the bare token (`abc`). Both name the
- * same key: a well-formed sf-string is unquoted (and its `\"` and `\\` unescaped).
+ * The rule of what a key is, for every transport. Each transport reads the key from where it
+ * carries it (a header, an argument) and names that place in the error, `field`.
  */
-export function idempotencyKeyOfHeader(value: string): string {
-  const quoted = /^"((?:[\x20\x21\x23-\x5B\x5D-\x7E]|\\["\\])*)"$/.exec(value)
-  return quoted ? quoted[1]!.replace(/\\(["\\])/g, '$1') : value
-}
-
-export function validateIdempotencyKey(key: string, location: 'header' | 'argument'): void {
+export function checkIdempotencyKey(key: string, field: Omit<FieldError, 'message'>): void {
   if (!KEY_PATTERN.test(key)) {
     throw badRequest('INVALID_IDEMPOTENCY_KEY', 'An Idempotency-Key is 1-255 printable ASCII characters.', [
-      {
-        in: location === 'header' ? 'header' : 'body',
-        name: location === 'header' ? 'Idempotency-Key' : 'idempotencyKey',
-        message: 'must be 1-255 printable ASCII characters',
-      },
+      { ...field, message: 'must be 1-255 printable ASCII characters' },
     ])
   }
 }
@@ -69,13 +62,17 @@ function canonical(value: unknown): string {
   return JSON.stringify(value ?? null)
 }
 
-export function requestHash(fingerprint: unknown): string {
+function requestHash(fingerprint: unknown): string {
   return createHash('sha256').update(canonical(fingerprint)).digest('hex')
 }
 
-/** The work an idempotent write runs once, and whether a refusal of it can leave changes to undo. */
+/** What a write does when it succeeds: make a record, or change existing ones. */
+export type WriteKind = 'creation' | 'change'
+
+/** The work an idempotent write runs once, what it does, and whether a refusal of it can leave changes to undo. */
 export interface IdempotentWork<T> {
   run: (trx: Transaction<Database>) => Promise<T>
+  kind: WriteKind
   /**
    * True when every 4xx `run` throws comes before its first change (src/db/transaction.ts's
    * checked work guarantees it): a refusal has nothing to roll back, so no savepoint is taken.
@@ -84,11 +81,10 @@ export interface IdempotentWork<T> {
 }
 
 /**
- * Runs `work` once per key, in a transaction this function owns (src/db/transaction.ts's runWrite
- * is its only caller). Errors `work` throws are ApiErrors (stored, then thrown) or propagate (5xx,
- * not stored, so a retry can still succeed).
+ * Runs `work` once per key, in a transaction this function owns. Errors `work` throws are
+ * ApiErrors (stored, then thrown) or propagate (5xx, not stored, so a retry can still succeed).
  */
-export async function runIdempotent<T>(db: Kysely<Database>, claim: IdempotencyClaim<T>, work: IdempotentWork<T>): Promise<Written<T>> {
+export async function runIdempotent<T>(db: Kysely<Database>, claim: IdempotencyClaim, work: IdempotentWork<T>): Promise<Written<T>> {
   const hash = requestHash(claim.fingerprint)
   const trx = await db.startTransaction().execute()
   try {
@@ -100,25 +96,19 @@ export async function runIdempotent<T>(db: Kysely<Database>, claim: IdempotencyC
     }
     const stored = claimed.stored
     if (stored) {
-      if (stored.request_hash !== hash) {
+      if (stored.requestHash !== hash) {
         throw unprocessable('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used for a different request.')
       }
       await trx.commit().execute()
-      const body: unknown = typeof stored.body === 'string' ? JSON.parse(stored.body) : stored.body
-      throwStoredError(body)
-      // The stored body is the JSON of a T this function returned for the same request.
-      return { value: body as T, replayed: true }
+      return replay<T>(stored)
     }
 
     const attempt = work.refusesBeforeWriting ? await attemptOf(work.run(trx)) : await attemptInSavepoint(trx, work.run)
-    const answer: StoredAnswer = attempt.succeeded ? claim.answer(attempt.value) : { status: attempt.error.status }
     await storeOutcome(trx, {
       caller: claim.caller,
       key: claim.key,
       requestHash: hash,
-      status: answer.status,
-      location: answer.location ?? null,
-      body: attempt.succeeded ? attempt.value : { __error: serializeError(attempt.error) },
+      ...outcomeOf(attempt, work.kind),
       ttlSeconds: IDEMPOTENCY_TTL_SECONDS,
     })
     await trx.commit().execute()
@@ -158,6 +148,14 @@ async function attemptInSavepoint<T>(
   return attempt
 }
 
+/**
+ * `status` says which kind of outcome a row holds, in the numbers rows have always held: 201 a
+ * record created, 200 records changed, the refusal's status (the error catalogue's, 4xx) for a
+ * refusal. Rows stored before this pipeline held REST's answer there (the same numbers for REST;
+ * 200 for every GraphQL success) and a Location no replay reads: they replay alike.
+ */
+const SUCCEEDED: Record<WriteKind, number> = { creation: 201, change: 200 }
+
 interface SerializedError {
   status: number
   code: string
@@ -166,19 +164,26 @@ interface SerializedError {
   headers: Record<string, string>
 }
 
-function serializeError(error: ApiError): SerializedError {
-  return {
+function outcomeOf<T>(attempt: Attempt<T>, kind: WriteKind): Pick<StoredOutcome, 'status' | 'body'> {
+  if (attempt.succeeded) return { status: SUCCEEDED[kind], body: attempt.value }
+  const { error } = attempt
+  const serialized: SerializedError = {
     status: error.status,
     code: error.code,
     detail: error.detail,
     ...(error.errors ? { errors: error.errors } : {}),
     headers: error.headers,
   }
+  return { status: error.status, body: { __error: serialized } }
 }
 
-/** A stored 4xx outcome replays as the same error, marked replayed. */
-function throwStoredError(body: unknown): void {
-  if (!body || typeof body !== 'object' || !('__error' in body)) return
+/** A stored result replays as that result, a stored refusal as the same error; both marked replayed. */
+function replay<T>(stored: Pick<StoredOutcome, 'status' | 'body'>): Written<T> {
+  const body: unknown = typeof stored.body === 'string' ? JSON.parse(stored.body) : stored.body
+  if (stored.status < 400) {
+    // The stored body is the JSON of a T runIdempotent returned for the same request.
+    return { value: body as T, replayed: true }
+  }
   const e = (body as { __error: SerializedError }).__error
   // A code the catalogue no longer lists replays as its status' generic code.
   throw new ApiError(isErrorCode(e.code) ? e.code : codeForStatus(e.status), e.detail, {
