@@ -42,3 +42,14 @@ export function keysetPage<DB, TB extends keyof DB, O, Field extends string>(
   for (const [column, direction] of orderColumns(page.sort)) q = q.orderBy(sql.ref(column), direction)
   return q.limit(page.limit + 1)
 }
+
+/**
+ * The keyset clause of a list in the ascending order of one unique column (a primary key, a
+ * product's sku), which needs no tie-breaker: the rows after `after` when given, limit + 1 of
+ * them. For a statement with no other condition: it writes the WHERE.
+ */
+export function pageByUniqueColumn(column: string, page: { after: string | number | undefined; limit: number }): RawBuilder<unknown> {
+  const key = sql.ref(column)
+  const after = page.after === undefined ? sql`` : sql`where ${key} > ${page.after}`
+  return sql`${after} order by ${key} limit ${page.limit + 1}`
+}

@@ -13,6 +13,8 @@ import type { Comment } from '../../contract-types.ts'
 import { toConnection } from '../../graphql/connection.ts'
 import { toGlobalId } from '../../graphql/global-id.ts'
 import { lookupPerSize } from '../../pagination/per-parent.ts'
+import type { PageCursors } from '../../pagination/keyset-page.ts'
+import type { Page } from '../../pagination/page.ts'
 
 export const articleResolvers: Resolvers = {
   Query: {
@@ -88,61 +90,50 @@ export const articleResolvers: Resolvers = {
   },
 }
 
-/** The public profile only (the users service decides what that is): a User is private to that user and admins. */
-const authors = (ids: number[], ctx: MercuriusContext) => ctx.app.services.users.authorsByIds(callerOf(ctx), [...new Set(ids)])
+/**
+ * The author of each article or comment, in one statement for the batch: the public profile only
+ * (the users service decides what that is): a User is private to that user and admins.
+ */
+async function authorsOf(queries: ReadonlyArray<{ obj: { author_id: number } }>, ctx: MercuriusContext) {
+  const found = await ctx.app.services.users.authorsByIds(callerOf(ctx), [...new Set(queries.map((q) => q.obj.author_id))])
+  return queries.map(({ obj }) => found.get(obj.author_id) ?? null)
+}
+
+/**
+ * The page of comments each load of Article.comments or Article.commentsConnection asks for: the
+ * first pages of every article in one statement, a page `after` a cursor looked up per article
+ * (the service's list checks the cursor). `cursors`: which cursors the pages make.
+ */
+async function commentPages(
+  queries: ReadonlyArray<{ obj: { id: number }; params: { first?: number | null; after?: string | null } }>,
+  ctx: MercuriusContext,
+  cursors: Exclude<PageCursors, 'next'>,
+): Promise<Array<Page<Comment>>> {
+  const service = ctx.app.services.articles
+  const firstPages = await lookupPerSize(
+    queries.filter((q) => !q.params.after).map(({ obj, params }) => ({ parentId: obj.id, size: parseCount(params.first, 'first') })),
+    (ids, first) => service.firstCommentPagesOfArticles(ids, first, cursors),
+  )
+  return Promise.all(
+    queries.map(async ({ obj, params }) => {
+      const first = parseCount(params.first, 'first')
+      if (params.after) return service.listComments(callerOf(ctx), obj.id, { cursor: params.after, limit: first })
+      return firstPages(obj.id, first) ?? { data: [], total: 0, nextCursor: null, cursors: [] }
+    }),
+  )
+}
 
 export const articleLoaders: Loaders = {
   Article: {
-    author: async (queries, ctx) => {
-      const found = await authors(
-        queries.map((q) => q.obj.author_id),
-        ctx,
-      )
-      return queries.map(({ obj }) => found.get(obj.author_id) ?? null)
-    },
+    author: authorsOf,
     /** The first N comments of each article in one statement; a page `after` a cursor is looked up per article. */
-    comments: async (queries, ctx) => {
-      const service = ctx.app.services.articles
-      const fresh = queries.filter((q) => !q.params.after)
-      const firstComments = await lookupPerSize(
-        fresh.map(({ obj, params }) => ({ parentId: obj.id, size: parseCount(params.first, 'first') })),
-        (ids, first) => service.firstCommentsOfArticles(ids, first),
-      )
-      return Promise.all(
-        queries.map(async ({ obj, params }) => {
-          const first = parseCount(params.first, 'first')
-          if (!params.after) return firstComments(obj.id, first) ?? []
-          return (await service.listComments(callerOf(ctx), obj.id, { cursor: params.after, limit: first })).data
-        }),
-      )
-    },
-    /** `comments` as a connection, batched the same way: first pages of every article in one statement. */
-    commentsConnection: async (queries, ctx) => {
-      const service = ctx.app.services.articles
-      const fresh = queries.filter((q) => !q.params.after)
-      const firstPages = await lookupPerSize(
-        fresh.map(({ obj, params }) => ({ parentId: obj.id, size: parseCount(params.first, 'first') })),
-        (ids, first) => service.firstCommentPagesOfArticles(ids, first),
-      )
-      return Promise.all(
-        queries.map(async ({ obj, params }) => {
-          const first = parseCount(params.first, 'first')
-          const page = params.after
-            ? await service.listComments(callerOf(ctx), obj.id, { cursor: params.after, limit: first })
-            : firstPages(obj.id, first)!
-          return toConnection(page, params.after)
-        }),
-      )
-    },
+    comments: async (queries, ctx) => (await commentPages(queries, ctx, 'none')).map((page) => page.data),
+    /** `comments` as a connection, batched the same way. */
+    commentsConnection: async (queries, ctx) =>
+      (await commentPages(queries, ctx, 'every')).map((page, index) => toConnection(page, queries[index]!.params.after)),
   },
   Comment: {
-    author: async (queries, ctx) => {
-      const found = await authors(
-        queries.map((q) => q.obj.author_id),
-        ctx,
-      )
-      return queries.map(({ obj }) => found.get(obj.author_id) ?? null)
-    },
+    author: authorsOf,
     article: async (queries, ctx) => {
       const articles = await ctx.app.services.articles.articlesByIds(callerOf(ctx), [...new Set(queries.map((q) => q.obj.article_id))])
       return queries.map(({ obj }) => articles.get(obj.article_id) ?? null)

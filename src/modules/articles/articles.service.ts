@@ -12,7 +12,7 @@ import type { Executor } from '../../db/executor.ts'
 import { runWrite, type WriteOptions, type Written } from '../../db/transaction.ts'
 import { notFound, unprocessable } from '../../errors.ts'
 import type { Article, Comment } from '../../contract-types.ts'
-import { cutPage, sortKeyOf, startOfPage } from '../../pagination/keyset-page.ts'
+import { cutPage, type PageCursors, sortKeyOf, startOfPage } from '../../pagination/keyset-page.ts'
 import type { Page } from '../../pagination/page.ts'
 import { groupOldestFirst } from '../../pagination/per-parent.ts'
 import type { ServiceDependencies } from '../service-dependencies.ts'
@@ -190,13 +190,20 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
       return groupOldestFirst(ids, rows.map(toComment), (comment) => comment.article_id)
     },
 
-    /** The first page of comments of each article, with cursors and whether more follow, in one statement. */
-    async firstCommentPagesOfArticles(ids: readonly number[], first: number): Promise<Map<number, Page<Comment>>> {
+    /** The first page of comments of each article, with the cursors asked for and whether more follow, in one statement. */
+    async firstCommentPagesOfArticles(
+      ids: readonly number[],
+      first: number,
+      cursors: PageCursors = 'every',
+    ): Promise<Map<number, Page<Comment>>> {
       const lists = await this.firstCommentsOfArticles(ids, first + 1)
       return new Map(
         [...lists].map(([id, comments]) => {
-          const page = cutPage(comments, first, commentCursor)
-          return [id, { data: page.rows, total: page.rows.length, nextCursor: page.nextCursor, cursors: page.cursors }]
+          const page = cutPage(comments, first, commentCursor, cursors)
+          return [
+            id,
+            { data: page.rows, total: page.rows.length, nextCursor: page.nextCursor, ...(page.cursors ? { cursors: page.cursors } : {}) },
+          ]
         }),
       )
     },

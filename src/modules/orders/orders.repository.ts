@@ -8,6 +8,7 @@ import { nextUpdatedAt } from '../../db/updated-at.ts'
 import type { PricedItem } from './order-pricing.ts'
 import { anyInteger, anyText } from '../../db/any-of.ts'
 import { compiledByShape, compiledStatement } from '../../db/compiled-statement.ts'
+import { rowsPerParent } from '../../db/rows-per-parent.ts'
 import { isoTimestamp } from '../../db/iso-timestamp.ts'
 import { type UserRelations, type UserWithRelatedRow, userWithRelatedOf } from '../users/users.repository.ts'
 
@@ -260,12 +261,15 @@ function recentOrdersOfUsers(query: {
   relations: OrderRelations
 }): RawBuilder<OrderWithRelatedRow> {
   const { columns, joins } = orderWithRelated(query.relations)
-  return sql<OrderWithRelatedRow>`
-    select r.* from unnest(${sql.val(query.userIds)}::int[]) as p(id)
-    cross join lateral (
-      select ${columns} from orders ${joins} where orders.user_id = p.id
-      order by orders.created_at desc, orders.id desc limit ${query.last}
-    ) r`
+  return rowsPerParent<OrderWithRelatedRow>({
+    table: 'orders',
+    parentColumn: 'user_id',
+    parentIds: query.userIds,
+    newestFirst: true,
+    limit: query.last,
+    columns,
+    joins,
+  })
 }
 
 /**

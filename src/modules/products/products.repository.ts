@@ -3,15 +3,12 @@ import { sql } from 'kysely'
 import type { ProductRow } from '../../db/schema.ts'
 import type { Executor } from '../../db/executor.ts'
 import { anyText } from '../../db/any-of.ts'
+import { pageByUniqueColumn } from '../../db/keyset.ts'
 
 export async function findProductPage(db: Executor, query: { afterSku: string | undefined; limit: number }): Promise<ProductRow[]> {
-  return db
-    .selectFrom('products')
-    .selectAll()
-    .$if(query.afterSku !== undefined, (qb) => qb.where('sku', '>', query.afterSku!))
-    .orderBy('sku')
-    .limit(query.limit + 1)
-    .execute()
+  const result =
+    await sql<ProductRow>`select * from products ${pageByUniqueColumn('sku', { after: query.afterSku, limit: query.limit })}`.execute(db)
+  return result.rows
 }
 
 export async function countProducts(db: Executor): Promise<number> {

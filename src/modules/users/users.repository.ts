@@ -4,6 +4,7 @@ import type { CompanyRow, UserRow } from '../../db/schema.ts'
 import type { Executor } from '../../db/executor.ts'
 import { anyInteger } from '../../db/any-of.ts'
 import { isoTimestamp } from '../../db/iso-timestamp.ts'
+import { pageByUniqueColumn } from '../../db/keyset.ts'
 
 /** What a user is read with in the same statement (GraphQL's plans): its company. */
 export interface UserRelations {
@@ -56,10 +57,9 @@ export async function findUserPageWithRelated(
   query: { afterId: number | undefined; limit: number },
   relations: UserRelations,
 ): Promise<UserWithRelatedRow[]> {
-  const after = query.afterId === undefined ? sql`` : sql`where u.id > ${query.afterId}`
   const result = await sql<UserWithRelatedRow>`
-    select ${userWithRelatedColumns(relations)} from users as u ${companyOfUser(relations)} ${after}
-    order by u.id limit ${query.limit + 1}`.execute(db)
+    select ${userWithRelatedColumns(relations)} from users as u ${companyOfUser(relations)}
+    ${pageByUniqueColumn('u.id', { after: query.afterId, limit: query.limit })}`.execute(db)
   return result.rows
 }
 
