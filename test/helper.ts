@@ -29,6 +29,8 @@ export interface TestDatabaseOptions {
   statementTimeoutMs?: number
   /** PostgreSQL: force the connection mode (DB_POOLED); found out when undefined. */
   pooled?: boolean
+  /** PostgreSQL: connections in the pool (5 by default here). */
+  poolSize?: number
 }
 
 /** A fresh database with the demo data, private to the calling test. */

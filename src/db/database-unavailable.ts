@@ -16,6 +16,18 @@ export class DatabaseDeadlineExceeded extends Error {
   }
 }
 
+/**
+ * Raised when the server refused a prepared statement inside a transaction because a migration
+ * changed the columns of its result (prepared-statements.ts): the transaction is lost, the
+ * connection is closed, and a retry runs on a fresh one. Retry later, like an outage.
+ */
+export class PreparedStatementInvalidated extends Error {
+  constructor(cause: unknown) {
+    super('A migration changed a table under a prepared statement; the work was rolled back, retry it.', { cause })
+    this.name = 'PreparedStatementInvalidated'
+  }
+}
+
 /** Socket errors from connecting to or talking with the server (a lost or unreachable host). */
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'])
 
@@ -49,7 +61,7 @@ const DRIVER_MESSAGES = [
 
 function isUnavailableItself(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false
-  if (error instanceof DatabaseDeadlineExceeded) return true
+  if (error instanceof DatabaseDeadlineExceeded || error instanceof PreparedStatementInvalidated) return true
   const code = (error as { code?: unknown }).code
   if (typeof code === 'string') return NETWORK_CODES.has(code) || SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code)
   // Only an error without a code is read by its message: ours (ApiError) and the server's carry one.

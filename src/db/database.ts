@@ -14,9 +14,10 @@ import { PGliteDialect } from './pglite-dialect.ts'
 import { ExactTextPGlite } from './exact-text-pglite.ts'
 import pg from 'pg'
 import { mkdir } from 'node:fs/promises'
-import { DatabaseDeadlineExceeded } from './database-unavailable.ts'
+import { DatabaseDeadlineExceeded, PreparedStatementInvalidated } from './database-unavailable.ts'
 import { CLOSE_WAIT_MS, endClient } from './end-client.ts'
 import { migrations } from './migrations/index.ts'
+import { isChangedResultType, PreparedStatements } from './prepared-statements.ts'
 import type { Database } from './schema.ts'
 
 export type DatabaseKind = 'postgres' | 'pglite'
@@ -165,7 +166,9 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
     // client's own listener has already reported it.
     pool.on('error', () => {})
     let connectTimeouts = 0
-    const checkouts = boundedCheckouts(pool, budgetMs, pooled ? statementTimeoutMs : 0, () => void connectTimeouts++)
+    // Direct, statements are prepared (named) per connection; behind a pooler they cannot be.
+    const prepared = pooled ? undefined : new PreparedStatements()
+    const checkouts = boundedCheckouts(pool, budgetMs, pooled ? statementTimeoutMs : 0, prepared, () => void connectTimeouts++)
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: checkouts }), log })
     return {
       db,
@@ -281,17 +284,30 @@ const CONNECT_TIMEOUT_MESSAGES = new Set([
  * statement_timeout`), never as a session setting: a session is not ours there, and a startup
  * parameter is refused (decisions §13). Direct (0 here), the session's own setting does it.
  */
-function boundedCheckouts(pool: pg.Pool, budgetMs: number, statementTimeoutMs: number, onConnectTimeout: () => void): PostgresPool {
+function boundedCheckouts(
+  pool: pg.Pool,
+  budgetMs: number,
+  statementTimeoutMs: number,
+  prepared: PreparedStatements | undefined,
+  onConnectTimeout: () => void,
+): PostgresPool {
   // An integer from the configuration, never from a request: safe to write into the SQL text.
   const setTimeout = statementTimeoutMs > 0 ? `set local statement_timeout = ${Math.trunc(statementTimeoutMs)}` : undefined
   return {
     async connect(): Promise<PostgresPoolClient> {
       const deadline = performance.now() + budgetMs
-      const client = await pool.connect().catch((error: unknown) => {
-        if (error instanceof Error && CONNECT_TIMEOUT_MESSAGES.has(error.message)) onConnectTimeout()
-        throw error
-      })
-      return new CheckedOutConnection(client, deadline, setTimeout)
+      const connect = () =>
+        pool.connect().catch((error: unknown) => {
+          if (error instanceof Error && CONNECT_TIMEOUT_MESSAGES.has(error.message)) onConnectTimeout()
+          throw error
+        })
+      let client = await connect()
+      // A connection whose prepared plans a migration may have outdated is closed, not used.
+      while (prepared?.isStale(client)) {
+        client.release(true)
+        client = await connect()
+      }
+      return new CheckedOutConnection(client, deadline, setTimeout, prepared)
     },
     end: () => pool.end(),
   }
@@ -323,13 +339,16 @@ class CheckedOutConnection implements PostgresPoolClient {
   readonly #deadline: number
   /** `set local statement_timeout = …`, or undefined without a timeout. */
   readonly #setTimeout: string | undefined
-  /** Whether a transaction Kysely opened is open: its statements are under its own SET LOCAL. */
+  /** Direct connections only: the pool's statement names (prepared-statements.ts). */
+  readonly #prepared: PreparedStatements | undefined
+  /** Whether a transaction Kysely opened is open (pooled: its statements are under its own SET LOCAL). */
   #inTransaction = false
 
-  constructor(client: pg.PoolClient, deadline: number, setTimeout: string | undefined) {
+  constructor(client: pg.PoolClient, deadline: number, setTimeout: string | undefined, prepared: PreparedStatements | undefined) {
     this.#client = client
     this.#deadline = deadline
     this.#setTimeout = setTimeout
+    this.#prepared = prepared
   }
 
   query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>
@@ -370,7 +389,7 @@ class CheckedOutConnection implements PostgresPoolClient {
 
   async #run<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
     const setTimeout = this.#setTimeout
-    if (setTimeout === undefined) return toKysely(await this.#client.query(sql, [...parameters]))
+    if (setTimeout === undefined) return toKysely(await this.#direct(sql, parameters))
     if (TRANSACTION_START.test(sql)) {
       // Kysely's BEGIN carries no parameters, so pg sends it with the simple protocol, which takes
       // several statements at once: the timeout costs no round trip.
@@ -395,8 +414,32 @@ class CheckedOutConnection implements PostgresPoolClient {
     return toKysely(ran.value)
   }
 
+  /**
+   * A statement on a direct connection, named (prepared) when it has parameters; Kysely's
+   * transaction control has none and goes as a simple query. When a migration changed the result
+   * of a prepared statement, a read outside a transaction runs again unnamed; in a transaction,
+   * which the failure aborted, the work fails as retryable (503).
+   */
+  async #direct(sql: string, parameters: ReadonlyArray<unknown>): Promise<pg.QueryResult> {
+    const prepared = this.#prepared
+    if (prepared === undefined) return this.#client.query(sql, [...parameters])
+    if (parameters.length === 0) {
+      if (TRANSACTION_START.test(sql)) this.#inTransaction = true
+      else if (TRANSACTION_END.test(sql)) this.#inTransaction = false
+      return this.#client.query(sql)
+    }
+    try {
+      return await this.#client.query(prepared.config(sql, [...parameters]))
+    } catch (error) {
+      if (!isChangedResultType(error)) throw error
+      prepared.invalidate()
+      if (this.#inTransaction) throw new PreparedStatementInvalidated(error)
+      return this.#client.query(sql, [...parameters])
+    }
+  }
+
   release(destroy?: boolean): void {
-    this.#client.release(destroy === true || this.#abandoned)
+    this.#client.release(destroy === true || this.#abandoned || this.#prepared?.isStale(this.#client) === true)
   }
 }
 

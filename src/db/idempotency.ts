@@ -13,12 +13,13 @@
  * answer from that at its edge, the same way for the first answer and for a replay (REST: 201 and
  * Location from the record; GraphQL: the payload).
  * Round trips of a keyed write: BEGIN, the claim (lock and stored outcome in one), the work (in a
- * savepoint only when it may refuse after writing), the outcome, COMMIT.
+ * savepoint only when it may refuse after writing), the outcome, COMMIT. A work that can put the
+ * outcome of its success in its own last statement (`OutcomeRecorder`) saves the outcome's.
  */
 import { createHash } from 'node:crypto'
-import type { ControlledTransaction, Kysely, Transaction } from 'kysely'
+import type { ControlledTransaction, Kysely, RawBuilder, Transaction } from 'kysely'
 import { ApiError, badRequest, codeForStatus, conflict, type FieldError, isErrorCode, unprocessable } from '../errors.ts'
-import { claimKey, type StoredOutcome, storeOutcome } from './repositories/idempotency-keys.ts'
+import { claimKey, outcomeRecord, type StoredOutcome, storeOutcome } from './repositories/idempotency-keys.ts'
 import type { Database } from './schema.ts'
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60
@@ -69,9 +70,16 @@ function requestHash(fingerprint: unknown): string {
 /** What a write does when it succeeds: make a record, or change existing ones. */
 export type WriteKind = 'creation' | 'change'
 
+/**
+ * The stored outcome of the work's success with `value`, as a fragment (a CTE body) for the work's
+ * own last statement, so that storing it costs no round trip of its own. A work that uses it must
+ * run the fragment and return that same `value`.
+ */
+export type OutcomeRecorder = (value: unknown) => RawBuilder<unknown>
+
 /** The work an idempotent write runs once, what it does, and whether a refusal of it can leave changes to undo. */
 export interface IdempotentWork<T> {
-  run: (trx: Transaction<Database>) => Promise<T>
+  run: (trx: Transaction<Database>, recordOutcome: OutcomeRecorder) => Promise<T>
   kind: WriteKind
   /**
    * True when every 4xx `run` throws comes before its first change (src/db/transaction.ts's
@@ -103,14 +111,22 @@ export async function runIdempotent<T>(db: Kysely<Database>, claim: IdempotencyC
       return replay<T>(stored)
     }
 
-    const attempt = work.refusesBeforeWriting ? await attemptOf(work.run(trx)) : await attemptInSavepoint(trx, work.run)
-    await storeOutcome(trx, {
-      caller: claim.caller,
-      key: claim.key,
-      requestHash: hash,
-      ...outcomeOf(attempt, work.kind),
-      ttlSeconds: IDEMPOTENCY_TTL_SECONDS,
-    })
+    const outcome = { caller: claim.caller, key: claim.key, requestHash: hash, ttlSeconds: IDEMPOTENCY_TTL_SECONDS }
+    let recorded: { value: unknown } | undefined
+    const recordOutcome: OutcomeRecorder = (value) => {
+      recorded = { value }
+      return outcomeRecord({ ...outcome, status: SUCCEEDED[work.kind], body: value })
+    }
+    const run = (executor: Transaction<Database>) => work.run(executor, recordOutcome)
+    const attempt = work.refusesBeforeWriting ? await attemptOf(run(trx)) : await attemptInSavepoint(trx, run)
+    if (attempt.succeeded && recorded !== undefined) {
+      // Stored by the work's own statement; a result other than the one stored would replay wrong.
+      if (recorded.value !== attempt.value) throw new Error('A write stored an outcome other than its result.')
+    } else {
+      // A refusal (a savepoint's rollback took back any outcome the work had recorded), or a work
+      // that records none.
+      await storeOutcome(trx, { ...outcome, ...outcomeOf(attempt, work.kind) })
+    }
     await trx.commit().execute()
     if (!attempt.succeeded) throw attempt.error
     return { value: attempt.value, replayed: false }

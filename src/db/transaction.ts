@@ -7,9 +7,9 @@
  * along. Nothing here calls back into a transport: what a transport answers, it builds at its edge
  * from the result this returns, fresh or replayed alike.
  */
-import type { Kysely, Transaction } from 'kysely'
+import type { Kysely, RawBuilder, Transaction } from 'kysely'
 import { ApiError } from '../errors.ts'
-import { type IdempotencyClaim, runIdempotent, type WriteKind, type Written } from './idempotency.ts'
+import { type IdempotencyClaim, type OutcomeRecorder, runIdempotent, type WriteKind, type Written } from './idempotency.ts'
 import type { Database } from './schema.ts'
 
 export type { WriteKind, Written }
@@ -25,6 +25,12 @@ export interface WriteScope {
    * invalidated before the commit could be re-filled from the old data by a concurrent read.
    */
   afterCommit(effect: AfterCommit): void
+  /**
+   * A keyed write's stored outcome for `value`, as a fragment (a CTE body) for the write's last
+   * statement, so that it costs no round trip of its own; undefined for a write without a key.
+   * A write that runs it returns that same `value`.
+   */
+  outcomeOf(value: unknown): RawBuilder<unknown> | undefined
 }
 
 /**
@@ -59,16 +65,16 @@ export async function runWrite<T, Checked = never>(
   // An attempt's effects count only if the attempt succeeded: an idempotent attempt refused with
   // a 4xx is rolled back to its savepoint (or wrote nothing) while the transaction itself commits
   // its outcome.
-  const attempt = async (trx: Transaction<Database>): Promise<T> => {
+  const attempt = async (trx: Transaction<Database>, recordOutcome?: OutcomeRecorder): Promise<T> => {
     const pending: AfterCommit[] = []
-    const scope: WriteScope = { trx, afterCommit: (effect) => void pending.push(effect) }
+    const scope: WriteScope = { trx, afterCommit: (effect) => void pending.push(effect), outcomeOf: (value) => recordOutcome?.(value) }
     const value = typeof work === 'function' ? await work(scope) : await writeChecked(work, scope)
     effects.push(...pending)
     return value
   }
   const written: Written<T> = idempotency
     ? await runIdempotent(db, idempotency, { run: attempt, kind, refusesBeforeWriting: typeof work !== 'function' })
-    : { value: await db.transaction().execute(attempt), replayed: false }
+    : { value: await db.transaction().execute((trx) => attempt(trx)), replayed: false }
   for (const effect of effects) await effect()
   return written
 }

@@ -1,5 +1,5 @@
 /** SQL for stored idempotent outcomes (decisions §7). */
-import { sql, type Transaction } from 'kysely'
+import { type RawBuilder, sql, type Transaction } from 'kysely'
 import type { Database } from '../schema.ts'
 import type { Executor } from '../executor.ts'
 import { compiledStatement } from '../compiled-statement.ts'
@@ -39,24 +39,22 @@ export async function claimKey(trx: Transaction<Database>, caller: string, key: 
 }
 
 /**
- * Stores an outcome, replacing an expired one under the same key; its text written once (a write's
- * hot path). `location` is left null: a transport builds its answer from the stored result.
+ * An outcome's row, replacing an expired one under the same key, as a statement fragment: stored
+ * alone (storeOutcome), or inside a write's own statement as a CTE, which saves the write a round
+ * trip (src/db/idempotency.ts). `location` is left null: a transport builds its answer from the
+ * stored result.
  */
-const outcomeUpsert = compiledStatement<never>(`
+export function outcomeRecord(outcome: StoredOutcome): RawBuilder<unknown> {
+  return sql`
   insert into idempotency_keys (caller, key, request_hash, status, body, expires_at)
-  values ($1, $2, $3, $4, $5, now() + make_interval(secs => $6))
+  values (${outcome.caller}, ${outcome.key}, ${outcome.requestHash}, ${outcome.status}, ${JSON.stringify(outcome.body ?? null)},
+    now() + make_interval(secs => ${outcome.ttlSeconds}))
   on conflict (caller, key) do update set request_hash = excluded.request_hash, status = excluded.status,
-    location = null, body = excluded.body, expires_at = excluded.expires_at`)
+    location = null, body = excluded.body, expires_at = excluded.expires_at`
+}
 
 export async function storeOutcome(trx: Transaction<Database>, outcome: StoredOutcome): Promise<void> {
-  await outcomeUpsert(trx, [
-    outcome.caller,
-    outcome.key,
-    outcome.requestHash,
-    outcome.status,
-    JSON.stringify(outcome.body ?? null),
-    outcome.ttlSeconds,
-  ])
+  await outcomeRecord(outcome).execute(trx)
 }
 
 export async function deleteExpiredOutcomes(db: Executor): Promise<number> {

@@ -7,10 +7,9 @@
  * under an advisory lock held until its transaction commits (see relayOutboxBatch); listeners read
  * "everything after the last seq I delivered", which can never skip an event that committed late.
  */
-import { sql } from 'kysely'
+import { type RawBuilder, sql } from 'kysely'
 import type { Article, Comment, EventType, Order } from '../../contract-types.ts'
 import type { Executor } from '../executor.ts'
-import { compiledStatement } from '../compiled-statement.ts'
 
 /** The event types of the contract (openapi.yaml, EventType). */
 export type EventTopic = EventType
@@ -34,21 +33,32 @@ export const OUTBOX_CHANNEL = 'api_outbox'
 export const EVENTS_CHANNEL = 'api_events'
 
 /**
- * Records the event and wakes the relays on commit, in one statement (issue 13: one round trip fewer
- * per write), written once (issue 25). `ownerId`: the one user besides admins who may read it (an
- * order's owner), null when any valid token may (src/modules/events/event-visibility.ts).
+ * An event's row in the outbox, as a statement fragment (`insert … returning id`): a write that
+ * records its event inside its own statement puts it in a CTE and wakes the relays with
+ * `wakeRelaysAfter`. `ownerId`: the one user besides admins who may read it (an order's owner),
+ * null when any valid token may (src/modules/events/event-visibility.ts).
  */
-const eventInsert = compiledStatement<never>(
-  `with recorded as (insert into outbox (topic, payload, owner_id) values ($1, $2, $3) returning id) select pg_notify($4, '') as notified from recorded`,
-)
+export function eventRecord<Topic extends EventTopic>(
+  topic: Topic,
+  payload: EventPayloads[Topic],
+  ownerId: number | null,
+): RawBuilder<unknown> {
+  return sql`insert into outbox (topic, payload, owner_id) values (${topic}, ${JSON.stringify(payload)}, ${ownerId}) returning id`
+}
 
+/** The select that ends a statement whose CTE `recorded` is an eventRecord: the relays wake on commit. */
+export function wakeRelaysAfter(recorded: string): RawBuilder<unknown> {
+  return sql`select pg_notify(${OUTBOX_CHANNEL}, '') as notified from ${sql.ref(recorded)}`
+}
+
+/** Records the event and wakes the relays on commit, in one statement (issue 13: one round trip fewer per write). */
 export async function recordEvent<Topic extends EventTopic>(
   trx: Executor,
   topic: Topic,
   payload: EventPayloads[Topic],
   ownerId: number | null,
 ): Promise<void> {
-  await eventInsert(trx, [topic, JSON.stringify(payload), ownerId, OUTBOX_CHANNEL])
+  await sql`with recorded as (${eventRecord(topic, payload, ownerId)}) ${wakeRelaysAfter('recorded')}`.execute(trx)
 }
 
 /** The advisory lock that makes one relay at a time. */

@@ -9,6 +9,7 @@ import type { PricedItem } from './order-pricing.ts'
 import { anyInteger, anyText } from '../../db/any-of.ts'
 import { compiledByShape, compiledStatement } from '../../db/compiled-statement.ts'
 import { rowsPerParent } from '../../db/rows-per-parent.ts'
+import { wakeRelaysAfter } from '../../db/repositories/outbox.ts'
 import { isoTimestamp } from '../../db/iso-timestamp.ts'
 import { type UserRelations, type UserWithRelatedRow, userWithRelatedOf } from '../users/users.repository.ts'
 
@@ -304,56 +305,68 @@ export async function findProductPrices(db: Executor, skus: readonly string[]): 
   return new Map(rows.map((row) => [row.sku, row.price]))
 }
 
-/**
- * What creating an order needs to know, in one statement (issue 13): whether its buyer exists and
- * the price of each sku the order names (a sku no product has is absent from the map).
- */
-/**
- * The buyer check and the catalogue prices in one statement, its text written once (the create's
- * hot path builds no query). Duplicate skus are read once.
- */
-const buyerAndPrices = compiledStatement<{ buyer_exists: boolean; prices: Array<{ sku: string; price: number }> }>(
-  `select exists (select from users where id = $1) as buyer_exists,
-  (select coalesce(json_agg(json_build_object('sku', p.sku, 'price', p.price)), '[]'::json)
-   from products as p where p.sku = any($2::text[])) as prices`,
-)
-
-export async function findBuyerAndPrices(
-  db: Executor,
-  userId: number,
-  skus: readonly string[],
-): Promise<{ buyerExists: boolean; prices: Map<string, number> }> {
-  const [row] = await buyerAndPrices(db, [userId, [...new Set(skus)]])
-  if (!row) throw new Error('the buyer and prices statement returned no row')
-  return { buyerExists: row.buyer_exists, prices: new Map(row.prices.map((product) => [product.sku, product.price])) }
+/** What creating an order reads before it writes (buyerAndPricesOfNewOrder). */
+export interface NewOrderFacts {
+  buyerExists: boolean
+  /** The price of each sku the order names; a sku no product has is absent. */
+  prices: Map<string, number>
+  /** The new order's id, taken from its sequence (a refused order leaves a gap, as a rolled-back insert does). */
+  id: number
+  /** The new order's creation time: the transaction's, at the column's millisecond precision. */
+  createdAt: Date
 }
 
-/** A new order and its items in one statement (issue 13); the order's row is returned. */
-/** The order and its items in one statement, its text written once; the items as three arrays. */
-const orderWithItemsInsert = compiledStatement<OrderRow>(`
+/**
+ * What creating an order needs to know, in one statement, its text written once (the create's hot
+ * path builds no query): whether its buyer exists, the price of each sku (duplicates read once),
+ * and the id and time the order will have. Knowing those before the insert, the service builds
+ * the order, its event and its stored outcome first, and one statement writes them all.
+ */
+const buyerAndPrices = compiledStatement<{
+  buyer_exists: boolean
+  prices: Array<{ sku: string; price: number }>
+  id: number
+  created_at: Date
+}>(
+  `select exists (select from users where id = $1) as buyer_exists,
+  (select coalesce(json_agg(json_build_object('sku', p.sku, 'price', p.price)), '[]'::json)
+   from products as p where p.sku = any($2::text[])) as prices,
+  nextval(pg_get_serial_sequence('orders', 'id'))::int as id, now()::timestamptz(3) as created_at`,
+)
+
+export async function buyerAndPricesOfNewOrder(db: Executor, userId: number, skus: readonly string[]): Promise<NewOrderFacts> {
+  const [row] = await buyerAndPrices(db, [userId, [...new Set(skus)]])
+  if (!row) throw new Error('the buyer and prices statement returned no row')
+  return {
+    buyerExists: row.buyer_exists,
+    prices: new Map(row.prices.map((product) => [product.sku, product.price])),
+    id: row.id,
+    createdAt: row.created_at,
+  }
+}
+
+/**
+ * A new order in one statement: the order with the id and time buyerAndPricesOfNewOrder gave it,
+ * its items (as three arrays), its event (an eventRecord) and, for a keyed create, its stored
+ * outcome (the write scope's outcomeOf); the relays are woken on commit.
+ */
+export async function insertNewOrder(
+  db: Executor,
+  order: Pick<OrderRow, 'id' | 'user_id' | 'total' | 'created_at'>,
+  items: readonly PricedItem[],
+  records: { event: RawBuilder<unknown>; outcome: RawBuilder<unknown> | undefined },
+): Promise<void> {
+  await sql`
   with inserted as (
-    insert into orders (user_id, status, total) values ($1, 'pending', $2) returning *
+    insert into orders (id, user_id, status, total, created_at, updated_at)
+    values (${order.id}, ${order.user_id}, 'pending', ${order.total}, ${order.created_at}, ${order.created_at}) returning id
   ), inserted_items as (
     insert into order_items (order_id, position, sku, qty, unit_price)
     select inserted.id, item.ordinality - 1, item.sku, item.qty, item.unit_price
-    from inserted, unnest($3::text[], $4::int[], $5::int[]) with ordinality as item(sku, qty, unit_price, ordinality)
-  )
-  select * from inserted`)
-
-export async function insertOrderWithItems(
-  db: Executor,
-  order: { userId: number; total: number },
-  items: readonly PricedItem[],
-): Promise<OrderRow> {
-  const [row] = await orderWithItemsInsert(db, [
-    order.userId,
-    order.total,
-    items.map((item) => item.sku),
-    items.map((item) => item.qty),
-    items.map((item) => item.unit_price),
-  ])
-  if (!row) throw new Error('inserting an order returned no row')
-  return row
+    from inserted, unnest(${items.map((item) => item.sku)}::text[], ${items.map((item) => item.qty)}::int[],
+      ${items.map((item) => item.unit_price)}::int[]) with ordinality as item(sku, qty, unit_price, ordinality)
+  ), recorded as (${records.event})${records.outcome ? sql`, stored_outcome as (${records.outcome})` : sql``}
+  ${wakeRelaysAfter('recorded')}`.execute(db)
 }
 
 export async function replaceOrderItems(db: Executor, orderId: number, items: readonly PricedItem[]): Promise<OrderItemRow[]> {

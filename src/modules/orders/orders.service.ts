@@ -7,7 +7,7 @@ import type { Caller } from '../../auth/caller.ts'
 import type { ServiceOperation } from '../../generated/required-scopes.ts'
 import { authorize, isOwnerOrAdmin, permits, requireOwnerOrAdmin } from '../../auth/policy.ts'
 import type { OrderItemRow, OrderRow } from '../../db/schema.ts'
-import { recordEvent } from '../../db/repositories/outbox.ts'
+import { eventRecord, recordEvent } from '../../db/repositories/outbox.ts'
 import type { Executor } from '../../db/executor.ts'
 import { runWrite, type WriteOptions, type Written } from '../../db/transaction.ts'
 import { ApiError, conflict, forbidden, notFound, unprocessable } from '../../errors.ts'
@@ -317,24 +317,34 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
         db,
         options.idempotency,
         {
-          // One statement reads what the checks need…
+          // One statement reads what the checks need, and the new order's id and time…
           async check(trx) {
-            const { buyerExists, prices } = await repository.findBuyerAndPrices(
+            const facts = await repository.buyerAndPricesOfNewOrder(
               trx,
               caller.userId,
               input.items.map((item) => item.sku),
             )
-            if (!buyerExists) {
+            if (!facts.buyerExists) {
               throw unprocessable('UNKNOWN_USER', `The token's subject, user ${caller.userId}, does not exist.`)
             }
-            return pricedAt(input.items, prices)
+            return { ...pricedAt(input.items, facts.prices), id: facts.id, createdAt: facts.createdAt }
           },
-          // …one writes the order with its items, one its event.
-          async write({ trx }, pricing) {
-            const row = await repository.insertOrderWithItems(trx, { userId: caller.userId, total: pricing.total }, pricing.items)
+          // …and one writes the order with its items, its event and a keyed create's outcome.
+          async write({ trx, outcomeOf }, pricing) {
+            const row: OrderRow = {
+              id: pricing.id,
+              user_id: caller.userId,
+              status: 'pending',
+              total: pricing.total,
+              created_at: pricing.createdAt,
+              updated_at: pricing.createdAt,
+            }
             const order = toOrder(row, pricing.items)
-            // The event carries the order as it was created, not as a subscriber later finds it.
-            await recordEvent(trx, 'order.created', { orderId: row.id, userId: row.user_id, order }, row.user_id)
+            await repository.insertNewOrder(trx, row, pricing.items, {
+              // The event carries the order as it was created, not as a subscriber later finds it.
+              event: eventRecord('order.created', { orderId: row.id, userId: row.user_id, order }, row.user_id),
+              outcome: outcomeOf(order),
+            })
             return order
           },
         },
