@@ -16,6 +16,7 @@ import fp from 'fastify-plugin'
 import type { AppConfig } from '../config.ts'
 import { createEventsService } from '../modules/events/events.service.ts'
 import { createWebhookWorker } from '../modules/webhooks/webhook-worker.ts'
+import { untracedBackground } from './tracing.ts'
 
 export default fp<{ config: AppConfig['webhooks'] }>(
   async function webhooks(app, options) {
@@ -26,6 +27,7 @@ export default fp<{ config: AppConfig['webhooks'] }>(
       events: createEventsService({ db, cursors: app.services.cursors }),
       config: options.config,
       log: app.log,
+      background: app.tracing?.background ?? untracedBackground,
     })
     const wake = () => void worker.wake()
 

@@ -2,8 +2,8 @@
  * Traces an operator can read (issue 24, item 4), with the in-memory exporter: root spans are
  * named by method and route template, no span name or attribute carries a file path or source
  * text, a 4xx is not an error on the server span (OpenTelemetry's HTTP conventions: only a 5xx
- * is), background work (the outbox relay) is a trace of its own rather than part of the request
- * whose write woke it, and log lines carry the trace and span ids.
+ * is), background work (the outbox relay, a webhook delivery pass) is a trace of its own rather
+ * than part of the request whose write woke it, and log lines carry the trace and span ids.
  */
 import t, { type Test } from 'tap'
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base'
@@ -12,6 +12,7 @@ import type { InjectOptions } from 'fastify'
 import { buildApp } from '../../src/app.ts'
 import { bearer, createTestDatabase, testConfig } from '../helper.ts'
 import { captureLog } from '../log-capture.ts'
+import { answer, createEndpoint, startReceiver } from '../modules/webhooks/receiver.ts'
 
 /** Generous for a loaded 2-core machine; running out is a failure. */
 const WAIT_MS = 20_000
@@ -210,6 +211,57 @@ t.test('the outbox relay is a trace of its own, never part of the request whose 
   // The relay polls every second: a poll that finds nothing leaves no span.
   await new Promise((resolve) => setTimeout(resolve, 2500))
   t.equal(exporter.getFinishedSpans().filter((span) => span.name === 'events.relay').length, 1, 'idle polls make no span')
+})
+
+t.test('a webhook delivery pass is a trace of its own that counts its attempts; a refused attempt is no error', async (t) => {
+  const { app, exporter } = await tracedApp(t, {
+    EVENTS_RELAY: 'true',
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    WEBHOOK_POLL: '20ms',
+    WEBHOOK_RETRY_SCHEDULE: '100ms',
+  })
+  const receiver = await startReceiver(t, answer(500))
+  const endpoint = await createEndpoint(app, receiver.url)
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  exporter.reset()
+  const published = await app.inject({
+    method: 'POST',
+    url: '/api/v1/articles',
+    headers: bearer(3, 'articles:write'),
+    payload: { title: 'Traced', body: 'Delivered in a span of its own.' },
+  })
+  t.equal(published.statusCode, 201)
+  await receiver.waitFor(1, WAIT_MS)
+  const passes = (outcome: 'failed' | 'succeeded') =>
+    exporter
+      .getFinishedSpans()
+      .filter((span) => span.name === 'webhooks.deliver' && Number(span.attributes[`webhook.deliveries.${outcome}`]) > 0)
+  const refused = await waitFor('a pass whose attempt was answered 500', () => passes('failed')[0])
+  receiver.setBehaviour(answer(204))
+  const delivered = await waitFor('a pass that delivered', () => passes('succeeded')[0])
+
+  const request = roots(exporter.getFinishedSpans()).find((span) => span.name === 'POST /api/v1/articles')
+  t.ok(request, 'the request is traced')
+  for (const [pass, what] of [
+    [refused, 'refused'],
+    [delivered, 'delivered'],
+  ] as const) {
+    t.equal(pass.parentSpanContext, undefined, `the ${what} pass is a root span`)
+    t.not(pass.spanContext().traceId, request?.spanContext().traceId, 'in a trace of its own')
+    t.equal(pass.attributes['webhook.endpoint.id'], endpoint.id, 'naming the endpoint')
+    t.equal(pass.status.code, SpanStatusCode.UNSET, "a receiver's refusal is not the service's error")
+  }
+  t.match(refused.attributes, { 'webhook.deliveries.failed': 1, 'webhook.deliveries.succeeded': 0 })
+  t.match(delivered.attributes, { 'webhook.deliveries.succeeded': 1, 'webhook.deliveries.failed': 0 })
+  t.notOk(
+    inTrace(exporter.getFinishedSpans(), request!).some((span) => span.name === 'webhooks.deliver'),
+    'and no pass is in the request’s trace',
+  )
+
+  // The worker wakes every 20 ms: a pass with nothing due leaves no span.
+  const before = exporter.getFinishedSpans().filter((span) => span.name === 'webhooks.deliver').length
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  t.equal(exporter.getFinishedSpans().filter((span) => span.name === 'webhooks.deliver').length, before, 'idle passes make no span')
 })
 
 t.test('log lines carry trace_id and span_id while tracing is on, and not while it is off', async (t) => {

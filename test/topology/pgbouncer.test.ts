@@ -6,13 +6,22 @@
  * LISTEN connection on EVENTS_DATABASE_URL (direct), or by the poll with EVENTS_DATABASE_URL=poll
  * or unset. The connection mode is found out at start: pooled behind PgBouncer (the startup
  * parameter refused, or ignored), direct on the server itself, and DB_POOLED overrides it.
- * The service runs as a real process (src/server.ts) on a clone of the test template.
+ * The service runs as a real process (src/server.ts) on a clone of the test template, and, for a
+ * first deployment, as three processes starting at once on an empty database (migrated and seeded
+ * once through PgBouncer).
  */
 import t, { type Test } from 'tap'
 import { LISTENER_APPLICATION_NAME } from '../../src/events/listener.ts'
 import { client, eventually } from '../graphql/subscription-clients.ts'
 import { bearer, tokenFor } from '../helper.ts'
-import { adminQuery, postgresUrl } from '../setup/templates.ts'
+import {
+  adminQuery,
+  createServerDatabase,
+  dropServerDatabase,
+  postgresUrl,
+  templateDatabaseName,
+  withDatabase,
+} from '../setup/templates.ts'
 import { cloneDatabase, startServer, type ServerProcess } from '../faults/server-process.ts'
 import { lockTable } from '../faults/table-lock.ts'
 import { pgbouncerUnavailable, startPgBouncer } from './pgbouncer.ts'
@@ -238,6 +247,31 @@ t.test('behind PgBouncer (transaction pooling, default settings)', { skip: SKIP 
       /\(code 1, signal null\): cannot start: unsupported startup parameter: statement_timeout \(08P01\)\n$/,
       'DB_POOLED=false through PgBouncer: direct, so the startup parameter is sent, refused, and the start ends with one line',
     )
+  })
+
+  t.test('an empty database: three instances starting at once through PgBouncer migrate and seed it once', async (t) => {
+    const name = `${clone.name}_empty`
+    const direct = await createServerDatabase(serverUrl, name)
+    t.teardown(() => dropServerDatabase(serverUrl, name))
+    // Kysely's own migration lock is a session's (lock, then unlock): behind PgBouncer the unlock
+    // may reach another server session. The start must not rely on that.
+    const servers = await Promise.all(
+      Array.from({ length: 3 }, () => startServer(t, bouncer.through(direct), { SEED: 'true', EVENTS_DATABASE_URL: 'poll' })),
+    )
+    for (const server of servers) t.equal((await fetch(`${server.baseUrl}/readyz`)).status, 200, 'ready')
+    const counts = (url: string) =>
+      adminQuery<{ migrations: string; users: string; products: string; orders: string }>(
+        url,
+        `select (select count(*) from kysely_migration) as migrations, (select count(*) from users) as users,
+                (select count(*) from products) as products, (select count(*) from orders) as orders`,
+      ).then((rows) => rows[0])
+    t.same(
+      await counts(direct),
+      await counts(withDatabase(serverUrl, templateDatabaseName(serverUrl))),
+      'every migration once, the demo data once',
+    )
+    const products = await fetch(`${servers[2]!.baseUrl}/api/v1/products`, { headers: bearer(2, 'orders:read') })
+    t.equal(products.status, 200, 'and it serves')
   })
 
   t.test('a start the pooler refuses ends with one line naming the cause and exit code 1', async (t) => {

@@ -190,6 +190,10 @@ t.test('a rolling restart of two instances behind HAProxy drops no request', { s
     [[...created.keys()]],
   )
   t.equal(Number(stray.rows[0]!.count), 0, 'no key stored without its answer reaching the client')
+  // Every order after the marker is one of the keyed creates: none was made twice (a request the
+  // balancer or the client sent again) or without its key.
+  const since = await admin.query<{ count: string }>('select count(*) from orders where id > $1', [markerId])
+  t.equal(Number(since.rows[0]!.count), created.size, 'no other order was created during the restarts: each key exactly once')
 
   t.ok(connections > 1, `the subscriber reconnected (${connections} connections, closes ${closeCodes.join(', ')})`)
   t.ok(closeCodes.includes(1001), 'its instance closed it with 1001 Going Away')

@@ -23,6 +23,7 @@ import type { AppConfig } from '../../config.ts'
 import { lastRelayedSeq } from '../../db/repositories/outbox.ts'
 import type { Database, WebhookEndpointRow } from '../../db/schema.ts'
 import { ApiError } from '../../errors.ts'
+import type { RunInBackground } from '../../plugins/tracing.ts'
 import { audienceOf } from '../events/event-visibility.ts'
 import { parseEventTypes, type EventsService } from '../events/events.service.ts'
 import { claimEndpoints, fanOut, pendingDeliveries, recordFailure, recordSuccess, releaseLease, renewLease } from './webhooks.repository.ts'
@@ -59,9 +60,20 @@ export interface WebhookWorkerOptions {
   events: Pick<EventsService, 'readAfter'>
   config: AppConfig['webhooks']
   log: FastifyBaseLogger
+  /**
+   * Runs each endpoint's pass outside any request (plugins/tracing.ts): a pass that attempted a
+   * delivery is a root span of its own, `webhooks.deliver`.
+   */
+  background: RunInBackground
 }
 
-export function createWebhookWorker({ db, events, config, log }: WebhookWorkerOptions) {
+/** What one pass over an endpoint attempted. */
+interface Attempts {
+  succeeded: number
+  failed: number
+}
+
+export function createWebhookWorker({ db, events, config, log, background }: WebhookWorkerOptions) {
   const owner = randomUUID()
   const leaseMs = config.timeoutMs + LEASE_MARGIN_MS
   const inFlight = new Set<Promise<void>>()
@@ -115,8 +127,8 @@ export function createWebhookWorker({ db, events, config, log }: WebhookWorkerOp
     }
   }
 
-  /** Attempts the endpoint's due deliveries in seq order until one fails or none is due. */
-  async function deliverFor(endpoint: WebhookEndpointRow): Promise<void> {
+  /** Attempts the endpoint's due deliveries in seq order until one fails or none is due; counts them in `attempts`. */
+  async function deliverFor(endpoint: WebhookEndpointRow, attempts: Attempts): Promise<void> {
     // Read once per lease: a redelivery requested meanwhile goes out on the next lease.
     for (const head of await pendingDeliveries(db, endpoint.id, DELIVERIES_PER_LEASE)) {
       if (shutdown.signal.aborted || head.next_attempt_at.getTime() > Date.now()) return
@@ -131,9 +143,11 @@ export function createWebhookWorker({ db, events, config, log }: WebhookWorkerOp
       if (shutdown.signal.aborted) return
       const outcome = { responseStatus: result.status, error: result.error, attemptedAt }
       if (result.ok) {
+        attempts.succeeded++
         await recordOutcome(() => recordSuccess(db, head.id, outcome))
         continue
       }
+      attempts.failed++
       const next = nextAttemptAt(config, head.attempts + 1, head.first_attempt_at ?? attemptedAt, new Date())
       await recordOutcome(() =>
         db.transaction().execute((trx) => recordFailure(trx, { id: head.id, endpointId: endpoint.id }, outcome, next)),
@@ -144,14 +158,31 @@ export function createWebhookWorker({ db, events, config, log }: WebhookWorkerOp
   }
 
   async function serve(endpoint: WebhookEndpointRow): Promise<void> {
-    try {
-      await fanOutFor(endpoint)
-      await deliverFor(endpoint)
-    } catch (error) {
-      if (!shutdown.signal.aborted) log.warn({ err: error, endpoint: endpoint.id }, 'webhook delivery failed; retrying later')
-    } finally {
-      await releaseLease(db, endpoint.id, owner).catch(() => {})
-    }
+    await background('webhooks.deliver', async () => {
+      const attempts: Attempts = { succeeded: 0, failed: 0 }
+      let failure: unknown
+      try {
+        await fanOutFor(endpoint)
+        await deliverFor(endpoint, attempts)
+      } catch (error) {
+        if (!shutdown.signal.aborted) {
+          log.warn({ err: error, endpoint: endpoint.id }, 'webhook delivery failed; retrying later')
+          failure = error
+        }
+      } finally {
+        await releaseLease(db, endpoint.id, owner).catch(() => {})
+      }
+      // A pass that found nothing due is no span; a failed attempt is the receiver's answer, not an error of the pass.
+      if (attempts.succeeded + attempts.failed === 0 && failure === undefined) return undefined
+      return {
+        attributes: {
+          'webhook.endpoint.id': endpoint.id,
+          'webhook.deliveries.succeeded': attempts.succeeded,
+          'webhook.deliveries.failed': attempts.failed,
+        },
+        ...(failure === undefined ? {} : { error: failure }),
+      }
+    })
   }
 
   /** Claims endpoints with work while there is room; called on every wake-up, cheap when idle. */

@@ -1,7 +1,9 @@
-/** A real webhook receiver for tests: node:http on 127.0.0.1, recording every request it gets. */
+/** A real webhook receiver for tests: node:http on 127.0.0.1, recording every request it gets; and registering an endpoint for it. */
+import type { FastifyInstance } from 'fastify'
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { bearer } from '../../helper.ts'
 
 export interface Received {
   headers: IncomingHttpHeaders
@@ -59,4 +61,16 @@ export async function startReceiver(t: { teardown(fn: () => unknown): void }, in
       return received
     },
   }
+}
+
+/** Registers a webhook endpoint for `url` as `user` (201 or it throws): its id and signing secret. */
+export async function createEndpoint(app: FastifyInstance, url: string, user = 2, types?: string[]) {
+  const response = await app.inject({
+    method: 'POST',
+    url: '/api/v1/webhook-endpoints',
+    headers: bearer(user),
+    payload: { url, ...(types ? { types } : {}) },
+  })
+  if (response.statusCode !== 201) throw new Error(`${response.statusCode} ${response.body}`)
+  return response.json<{ id: number; secret: string }>()
 }

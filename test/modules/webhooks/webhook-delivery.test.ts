@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { Webhook } from 'standardwebhooks'
 import { bearer, build } from '../../helper.ts'
-import { answer, hang, startReceiver } from './receiver.ts'
+import { answer, createEndpoint, hang, startReceiver } from './receiver.ts'
 
 /** Retries after 150 ms, then every 300 ms; attempts cut off after 300 ms. */
 const env = {
@@ -17,17 +17,6 @@ const env = {
   WEBHOOK_TIMEOUT: '300ms',
   WEBHOOK_RETRY_SCHEDULE: '150ms,300ms',
   WEBHOOK_POLL: '20ms',
-}
-
-async function createEndpoint(app: FastifyInstance, url: string, user = 2, types?: string[]) {
-  const response = await app.inject({
-    method: 'POST',
-    url: '/api/v1/webhook-endpoints',
-    headers: bearer(user),
-    payload: { url, ...(types ? { types } : {}) },
-  })
-  if (response.statusCode !== 201) throw new Error(`${response.statusCode} ${response.body}`)
-  return response.json<{ id: number; secret: string }>()
 }
 
 async function publishArticle(app: FastifyInstance, title = 'Hooks') {
