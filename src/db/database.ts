@@ -92,6 +92,8 @@ const PGLITE_DEFAULT_START_PARAMS: string[] = (PGlite as unknown as { defaultSta
 const parseInt8 = (value: string): number => Number(value)
 
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 5000
+/** The startup parameter a pool without a statement timeout probes for a pooler with (any value but 0 tells). */
+const PROBE_TIMEOUT_MS = 3_600_000
 export const DEFAULT_CONNECT_TIMEOUT_MS = 2000
 /**
  * How much longer than statement_timeout one unit of database work may take as a whole: its wait
@@ -121,8 +123,9 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
     const budgetMs = statementTimeoutMs > 0 ? databaseWorkBoundMs(statementTimeoutMs) : Number.POSITIVE_INFINITY
     const logger = options.logger ?? stderrLogger
     const connectTimeoutMs = Math.min(options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, budgetMs)
-    // Without a timeout there is nothing to set, per session or per unit: both modes are the same.
-    const pooled = statementTimeoutMs > 0 && (options.pooled ?? (await behindPooler(url, statementTimeoutMs, connectTimeoutMs)))
+    // Found out with or without a statement timeout (a pool for migrations has none): behind a
+    // pooler no statement may be prepared either.
+    const pooled = options.pooled ?? (await behindPooler(url, statementTimeoutMs > 0 ? statementTimeoutMs : PROBE_TIMEOUT_MS, connectTimeoutMs))
     if (statementTimeoutMs > 0)
       logger.info?.(
         { pooled },

@@ -154,7 +154,9 @@ t.test(
 
     // Inside the write's transaction, as in the first test: the per-statement timeouts made such a
     // write outlast the grace period (its statement, then its ROLLBACK).
-    const frozen = relay.freezeWhenSent('insert into orders')
+    // Frozen when the write's statement goes out, known by its event's topic among its values: its
+    // text is on the wire only the first time a connection prepares it.
+    const frozen = relay.freezeWhenSent('order.created')
     const stuck = write()
     await frozen
     const signalled = performance.now()

@@ -86,7 +86,9 @@ export async function requeueDelivery(trx: Executor, endpointId: number, deliver
  * at the same moment take different endpoints, and an endpoint whose lease runs is not taken at all.
  * The least recently leased go first, so that no endpoint starves. An endpoint this owner leased
  * and is not working on (`busy` lists those it is) is its own again at once: a lease whose release
- * failed (the database was away) does not hold its endpoint up until it expires.
+ * failed (the database was away) does not hold its endpoint up until it expires. One it is working
+ * on is never claimed again, even past its lease (a serve that outlived it): one endpoint, one
+ * attempt at a time.
  */
 export async function claimEndpoints(
   db: Executor,
@@ -99,8 +101,8 @@ export async function claimEndpoints(
     update webhook_endpoints set lease_owner = ${owner}, lease_until = now() + make_interval(secs => ${leaseMs / 1000})
     where id in (
       select e.id from webhook_endpoints e
-      where e.enabled
-        and (e.lease_until is null or e.lease_until < now() or (e.lease_owner = ${owner} and not (e.id = ${anyInteger(busy)})))
+      where e.enabled and not (e.id = ${anyInteger(busy)})
+        and (e.lease_until is null or e.lease_until < now() or e.lease_owner = ${owner})
         and (
           e.after_seq < (select coalesce(max(seq), 0) from outbox)
           or (select d.next_attempt_at from webhook_deliveries d

@@ -35,7 +35,11 @@ t.test('a keyed create runs three statements between BEGIN and COMMIT, none of t
   t.equal(response.statusCode, 201)
   t.equal(statements.length, 3, statements.join('\n'))
   t.match(statements[0], /idempotency_claim/, 'the claim is one statement, the first')
-  t.match(statements[2], /insert into orders[\s\S]*insert into outbox[\s\S]*insert into idempotency_keys/, 'the order, its event and the outcome in one')
+  t.match(
+    statements[2],
+    /insert into orders[\s\S]*insert into outbox[\s\S]*insert into idempotency_keys/,
+    'the order, its event and the outcome in one',
+  )
   t.same(savepoints(statements), [], 'no savepoint')
 })
 
