@@ -129,6 +129,25 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * Whether a key may be logged now: true the first time, then false until `periodMs` have passed since
+ * it was last allowed. Remembers at most `maxRemembered` keys; past that the oldest are forgotten
+ * first (such a key is allowed again early). `now` is the clock (tests pass their own).
+ */
+export function oncePerPeriod(periodMs: number, maxRemembered: number, now: () => number = Date.now): (key: string) => boolean {
+  // key → when it may be allowed again; insertion order is age order.
+  const allowedFrom = new Map<string, number>()
+  return (key) => {
+    const at = now()
+    const from = allowedFrom.get(key)
+    if (from !== undefined && from > at) return false
+    allowedFrom.delete(key)
+    if (allowedFrom.size >= maxRemembered) allowedFrom.delete(allowedFrom.keys().next().value as string)
+    allowedFrom.set(key, at + periodMs)
+    return true
+  }
+}
+
 function callerKey(request: FastifyRequest | undefined): string {
   if (!request) return 'in-process'
   return request.caller ? `sub:${request.caller.subject}` : `ip:${request.ip}`
@@ -150,18 +169,10 @@ export default fp(
       registers,
     })
 
-    // caller + target → when it may be logged again; insertion order is age order.
-    const loggedUntil = new Map<string, number>()
+    const mayLog = oncePerPeriod(ONE_HOUR_MS, MAX_REMEMBERED)
     const logOncePerHour = (request: FastifyRequest | undefined, target: string, line: Record<string, unknown>, message: string) => {
       const caller = callerKey(request)
-      const key = `${caller}\0${target}`
-      const now = Date.now()
-      const until = loggedUntil.get(key)
-      if (until !== undefined && until > now) return
-      loggedUntil.delete(key)
-      if (loggedUntil.size >= MAX_REMEMBERED) loggedUntil.delete(loggedUntil.keys().next().value as string)
-      loggedUntil.set(key, now + ONE_HOUR_MS)
-      ;(request?.log ?? app.log).warn({ deprecated: line, caller }, message)
+      if (mayLog(`${caller}\0${target}`)) (request?.log ?? app.log).warn({ deprecated: line, caller }, message)
     }
 
     const recorder: DeprecationRecorder = {

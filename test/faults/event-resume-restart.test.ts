@@ -1,7 +1,7 @@
 /**
- * The event log across a PostgreSQL restart (issue 23): a stream and a subscription cut before
- * the restart resume after it with the last id they received and get exactly the events committed
- * meanwhile. On a cluster of this test's own.
+ * The event log across a PostgreSQL restart (issue 23): a stream and a subscription, both live and
+ * both cut before the restart, resume after it with the last id each received and get exactly the
+ * events committed meanwhile. On a cluster of this test's own.
  */
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -43,12 +43,23 @@ t.test('a stream and a subscription resume across a PostgreSQL restart with exac
 
   const stream = await openStream(http, '/api/v1/events/stream', bearer(GRACE))
   t.equal(stream.status, 200)
-  await sleep(200)
+  const token = tokenFor(GRACE, scopes[GRACE])
+  const live = client(t, ws, token)
+  const before = subscribe(live, 'subscription { orderCreated { databaseId } }')
+  await sleep(500)
   const first = await createOrder(app, 'restart-a')
   const [received] = await stream.waitFor(1)
   t.equal(received!.data.data.id, first)
   const lastId = received!.id
   stream.cut()
+  const [lastEventId] = await before.waitFor(1)
+  t.same(
+    before.received.map((event) => Number(event.data.orderCreated!.databaseId)),
+    [first],
+    'the subscription received the same event live',
+  )
+  t.equal(lastEventId, lastId, 'with the same event id')
+  await live.dispose()
 
   await cluster.restart()
   const missed = [await createOrder(app, 'restart-b'), await createOrder(app, 'restart-c')]
@@ -60,16 +71,13 @@ t.test('a stream and a subscription resume across a PostgreSQL restart with exac
     missed,
     'the stream: exactly the events committed while it was away',
   )
-  const subscription = subscribe(
-    client(t, ws, tokenFor(GRACE, scopes[GRACE])),
-    `subscription { orderCreated(after: "${lastId}") { databaseId } }`,
-  )
+  const subscription = subscribe(client(t, ws, token), `subscription { orderCreated(after: "${lastEventId}") { databaseId } }`)
   await subscription.waitFor(2)
   await sleep(300)
   t.same(
     subscription.received.map((event) => Number(event.data.orderCreated!.databaseId)),
     missed,
-    'the subscription: the same events',
+    'the subscription, resumed with its own last id: the same events',
   )
   t.same(subscription.errors, [])
   resumed.cut()

@@ -8,7 +8,7 @@
 import t from 'tap'
 import parsePrometheusTextFormat from 'parse-prometheus-text-format'
 import { loadContracts, type Contracts } from '../../src/contracts.ts'
-import { deprecatedOperations } from '../../src/plugins/deprecation.ts'
+import { deprecatedOperations, oncePerPeriod } from '../../src/plugins/deprecation.ts'
 import { captureLog } from '../log-capture.ts'
 import { bearer, build } from '../helper.ts'
 
@@ -131,6 +131,30 @@ t.test('a GraphQL operation selecting a @deprecated field is counted per field a
       ['sub:3', 'Order.cursor'],
     ],
   )
+})
+
+t.test('the log line comes again once the hour has passed, per caller and target; the oldest pairs are forgotten first', async (t) => {
+  const HOUR = 60 * 60 * 1000
+  const start = 1_000_000
+  let now = start
+  const mayLog = oncePerPeriod(HOUR, 3, () => now)
+  const [grace, alan, graceField, katherine] = [
+    'sub:2\0listOrderItems',
+    'sub:3\0listOrderItems',
+    'sub:2\0Order.cursor',
+    'sub:4\0listOrderItems',
+  ]
+  t.equal(mayLog(grace), true, 'first use: logged')
+  t.equal(mayLog(alan), true, 'another caller: logged')
+  t.equal(mayLog(graceField), true, 'another target: logged')
+  now = start + HOUR - 1
+  t.equal(mayLog(grace), false, 'within the hour: not again')
+  t.equal(mayLog(katherine), true, 'a fourth pair: logged, and the oldest (the first) is forgotten')
+  t.equal(mayLog(grace), true, 'the forgotten pair is logged again before its hour is up')
+  t.equal(mayLog(katherine), false, 'a remembered pair is not')
+  now = start + HOUR
+  t.equal(mayLog(graceField), true, 'an hour after it was logged: logged again')
+  t.equal(mayLog(graceField), false, 'and not again within the next hour')
 })
 
 t.test('a deprecated operation the contract describes badly is refused when the app is built', async (t) => {

@@ -1,24 +1,39 @@
 /**
  * One event log, every transport (decisions §13): the same events, read through the list, the SSE
- * stream and GraphQL subscriptions by an owner, another user and an admin, are exactly each
- * caller's, in the same order.
+ * stream, a webhook endpoint (a real local receiver) and GraphQL subscriptions by an owner, another
+ * user and an admin, are exactly each caller's, in the same order.
  */
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { bearer, build, tokenFor } from '../../helper.ts'
 import { client } from '../../graphql/subscription-clients.ts'
+import { answer, startReceiver } from '../webhooks/receiver.ts'
 import { ADA, ALAN, GRACE, listIds, logEnd, newOrder, post, relayed, scopes, serve, subscribe } from './event-helpers.ts'
 import { openStream } from './sse-client.ts'
 
-t.test('the list, the stream and subscriptions show each caller exactly its events, in the same order', async (t) => {
-  const app = await build(t)
+t.test('the list, the stream, webhooks and subscriptions show each caller exactly its events, in the same order', async (t) => {
+  const app = await build(t, { env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL: '20ms' } })
   const { ws, http } = await serve(app)
   const start = await logEnd(app)
+  const receivers = new Map<number, Awaited<ReturnType<typeof startReceiver>>>()
+  for (const user of [GRACE, ALAN, ADA]) {
+    const receiver = await startReceiver(t, answer(204))
+    // An endpoint receives from its creation on: created before the first write, it sees them all.
+    const created = await app.inject({
+      method: 'POST',
+      url: '/api/v1/webhook-endpoints',
+      headers: bearer(user, scopes[user as 1]),
+      payload: { url: receiver.url },
+    })
+    t.equal(created.statusCode, 201, `user ${user}: webhook endpoint created`)
+    receivers.set(user, receiver)
+  }
   const readers = [GRACE, ALAN, ADA].map((user) => {
     const c = client(t, ws, tokenFor(user, scopes[user as 1]))
     return {
       user,
       c,
+      hook: receivers.get(user)!,
       // From `start`: whenever the server registers them, they replay what came before, then go live.
       created: subscribe(c, `subscription { orderCreated(after: "${start}") { id } }`),
       changed: subscribe(c, `subscription { orderStatusChanged(after: "${start}") { id status } }`),
@@ -56,6 +71,15 @@ t.test('the list, the stream and subscriptions show each caller exactly its even
       mine.map((id) => [id, typeOf.get(id), id]),
       `user ${reader.user}: the stream`,
     )
+    const posted = await reader.hook.waitFor(mine.length)
+    t.same(
+      posted.map((request) => {
+        const event = JSON.parse(request.body) as { id: string; type: string }
+        return [request.headers['webhook-id'] !== undefined, event.id, event.type]
+      }),
+      mine.map((id) => [true, id, typeOf.get(id)]),
+      `user ${reader.user}: the webhook`,
+    )
     // A subscription replays what it missed: commentAdded is subscribed after the comment, from `start`.
     const comments = subscribe(reader.c, `subscription { commentAdded(articleId: ${article.id}, after: "${start}") { id } }`)
     const ofType = (type: string) => mine.filter((id) => typeOf.get(id) === type)
@@ -72,6 +96,7 @@ t.test('the list, the stream and subscriptions show each caller exactly its even
   for (const reader of readers) {
     const mine = expected[reader.user]!
     t.equal((await reader.stream).messages.length, mine.length, `user ${reader.user}: nothing more on the stream`)
+    t.equal(reader.hook.received.length, mine.length, `user ${reader.user}: nothing more posted to the webhook`)
     t.equal(reader.created.received.length + reader.changed.received.length, mine.length - 2, `user ${reader.user}: nothing more live`)
   }
 })

@@ -1,7 +1,8 @@
 /**
  * Webhook delivery against a real receiver (decisions §13): signed per Standard Webhooks (verified
  * with the `standardwebhooks` package), retried with the same webhook-id on the configured schedule
- * after a 500, a timeout or a receiver that is down, and never sent again once answered 2xx.
+ * after a 500, a timeout, a redirect (never followed) or a receiver that is down, and never sent
+ * again once answered 2xx.
  */
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -81,6 +82,25 @@ for (const [fault, behaviour, timeout] of [
     t.match(await deliveryLog(), { status: 'succeeded', attempts: sent, last_response_status: 200, webhook_id: [...ids][0] })
   })
 }
+
+t.test('a redirect is not followed: a 3xx is a failed attempt, retried at the same URL', async (t) => {
+  const app = await build(t, { env })
+  const elsewhere = await startReceiver(t, answer(200))
+  const receiver = await startReceiver(t, (_received, response) => {
+    response.statusCode = 307
+    response.setHeader('location', elsewhere.url)
+    response.end()
+  })
+  const { id } = await createEndpoint(app, receiver.url)
+  await publishArticle(app)
+  await receiver.waitFor(2)
+  await sleep(300)
+  t.equal(elsewhere.received.length, 0, 'the Location is never called')
+  const [delivery] = (await app.inject({ method: 'GET', url: `/api/v1/webhook-endpoints/${id}/deliveries`, headers: bearer(2) })).json()
+    .data
+  t.match(delivery, { status: 'pending', last_response_status: 307 })
+  t.ok(delivery.attempts >= 2, 'retried at the endpoint itself')
+})
 
 t.test('an outcome whose recording fails once is recorded on the next try: the 2xx delivery is not sent again', async (t) => {
   const app = await build(t, { env: { ...env, WEBHOOK_TIMEOUT: '5s' } })
