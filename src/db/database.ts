@@ -1,7 +1,6 @@
 import { PGlite } from '@electric-sql/pglite'
 import {
   Kysely,
-  Migrator,
   sql,
   PostgresDialect,
   type LogEvent,
@@ -10,6 +9,7 @@ import {
   type PostgresPoolClient,
   type PostgresQueryResult,
 } from 'kysely'
+import { Migrator } from 'kysely/migration'
 import { PGliteDialect } from './pglite-dialect.ts'
 import { ExactTextPGlite } from './exact-text-pglite.ts'
 import pg from 'pg'
@@ -313,6 +313,7 @@ function boundedCheckouts(
       return new CheckedOutConnection(client, deadline, setTimeout, prepared)
     },
     end: () => pool.end(),
+    options: pool.options,
   }
 }
 

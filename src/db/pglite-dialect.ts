@@ -1,10 +1,12 @@
 /**
- * A Kysely dialect over an embedded PGlite. Kysely 0.29 ships one, but declares Node >= 22; this
- * project runs on Node 20 with Kysely 0.28, which has none (issue #14), so here is ours: PostgreSQL's
- * adapter, compiler and introspector, and a driver with one connection.
+ * A Kysely dialect over an embedded PGlite: PostgreSQL's adapter, compiler and introspector, and a
+ * driver with one connection. Written while Node 20 held the project on Kysely 0.28, which has none
+ * (issue #14). Kysely 0.29, in use since Node 20 was dropped (issue 24), ships one of its own; this
+ * one stays for now (the same design, proven by the suite; it also applies a transaction's isolation
+ * level and access mode, which Kysely's ignores): replacing it is a change of its own.
  *
  * PGlite is one session. The driver hands its one connection to one user at a time (a mutex held
- * from acquire to release, as Kysely 0.28 expects of a single-connection driver), and runs a
+ * from acquire to release, since the PostgreSQL adapter tells Kysely it may open several), and runs a
  * transaction inside `pglite.transaction`, PGlite's exclusive lock, so that another Kysely on the
  * same PGlite (the events reader) or a direct `pglite.query` waits instead of slipping statements
  * into it. Streaming is not used by this project and not supported.

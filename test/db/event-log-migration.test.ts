@@ -4,7 +4,8 @@
  * (one whose article is gone is left out), and the horizon starts below the oldest event kept.
  */
 import t from 'tap'
-import { Migrator, sql } from 'kysely'
+import { sql } from 'kysely'
+import { Migrator } from 'kysely/migration'
 import { migrateToLatest } from '../../src/db/database.ts'
 import { migrations } from '../../src/db/migrations/index.ts'
 import { prunedThrough } from '../../src/db/repositories/outbox.ts'

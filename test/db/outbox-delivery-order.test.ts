@@ -5,7 +5,7 @@
  */
 import t from 'tap'
 import { sql } from 'kysely'
-import { Migrator } from 'kysely'
+import { Migrator } from 'kysely/migration'
 import { createDatabase, migrateToLatest } from '../../src/db/database.ts'
 import { migrations } from '../../src/db/migrations/index.ts'
 import {

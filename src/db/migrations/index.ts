@@ -1,4 +1,4 @@
-import type { Migration } from 'kysely'
+import type { Migration } from 'kysely/migration'
 import * as initialSchema from './0001-initial-schema.ts'
 import * as outboxDeliveryOrder from './0002-outbox-delivery-order.ts'
 import * as idempotencyClaim from './0003-idempotency-claim.ts'
