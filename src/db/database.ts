@@ -125,7 +125,8 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
     const connectTimeoutMs = Math.min(options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, budgetMs)
     // Found out with or without a statement timeout (a pool for migrations has none): behind a
     // pooler no statement may be prepared either.
-    const pooled = options.pooled ?? (await behindPooler(url, statementTimeoutMs > 0 ? statementTimeoutMs : PROBE_TIMEOUT_MS, connectTimeoutMs))
+    const pooled =
+      options.pooled ?? (await behindPooler(url, statementTimeoutMs > 0 ? statementTimeoutMs : PROBE_TIMEOUT_MS, connectTimeoutMs))
     if (statementTimeoutMs > 0)
       logger.info?.(
         { pooled },
