@@ -13,6 +13,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import { buildApp } from '../src/app.ts'
+import { sampleMemoryPeaks } from './memory-peaks.ts'
 import { createTokenSigner } from '../src/auth/tokens.ts'
 import { loadConfig } from '../src/config.ts'
 
@@ -98,14 +99,8 @@ for (const reader of slow) reader.response?.pause()
 
 const loop = monitorEventLoopDelay({ resolution: 10 })
 loop.enable()
-let peakRss = 0
-let peakHeap = 0
-const sampler = setInterval(() => {
-  const memory = process.memoryUsage()
-  peakRss = Math.max(peakRss, memory.rss)
-  peakHeap = Math.max(peakHeap, memory.heapUsed)
-}, 50)
 const startRss = process.memoryUsage().rss
+const sampler = sampleMemoryPeaks()
 
 const started = performance.now()
 const written: number[] = []
@@ -128,7 +123,7 @@ const deadline = Date.now() + 120_000
 while (readers.some((reader) => reader.ids.length < EVENTS) && Date.now() < deadline)
   await new Promise((resolve) => setTimeout(resolve, 50))
 loop.disable()
-clearInterval(sampler)
+const { heapPeak: peakHeap, rssPeak: peakRss } = sampler.stop()
 
 const expected = written.join(',')
 const complete = readers.filter((reader) => reader.ids.join(',') === expected).length

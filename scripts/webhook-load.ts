@@ -17,6 +17,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import { buildApp } from '../src/app.ts'
+import { sampleMemoryPeaks } from './memory-peaks.ts'
 import { createTokenSigner } from '../src/auth/tokens.ts'
 import { loadConfig } from '../src/config.ts'
 
@@ -65,12 +66,8 @@ for (const receiver of receivers) {
   if (created.statusCode !== 201) throw new Error(`creating an endpoint: ${created.statusCode} ${created.body}`)
 }
 
-const memory = { heapStart: process.memoryUsage().heapUsed, heapPeak: 0, rssPeak: 0 }
-const sampler = setInterval(() => {
-  const usage = process.memoryUsage()
-  memory.heapPeak = Math.max(memory.heapPeak, usage.heapUsed)
-  memory.rssPeak = Math.max(memory.rssPeak, usage.rss)
-}, 50)
+const heapStart = process.memoryUsage().heapUsed
+const sampler = sampleMemoryPeaks()
 const loop = monitorEventLoopDelay({ resolution: 10 })
 loop.enable()
 const started = performance.now()
@@ -104,7 +101,7 @@ for (let i = 0; i < PACED; i++) {
 }
 while (latencies.length < PACED * ENDPOINTS && Date.now() < deadline) await sleep(50)
 loop.disable()
-clearInterval(sampler)
+const memory = { heapStart, ...sampler.stop() }
 
 const titles = Array.from({ length: EVENTS }, (_, i) => `load ${i}`)
 const burstOf = (receiver: { seen: string[] }) => receiver.seen.filter((title) => title.startsWith('load '))

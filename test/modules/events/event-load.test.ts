@@ -15,6 +15,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
+import { sampleMemoryPeaks } from '../../../scripts/memory-peaks.ts'
 import { bearer, build } from '../../helper.ts'
 import { ADA, listIds, logEnd, relayed, serve } from './event-helpers.ts'
 
@@ -128,14 +129,8 @@ t.test(`${EVENTS} events to ${ENDPOINTS} webhook endpoints and ${STREAMS} stream
   const loop = monitorEventLoopDelay({ resolution: 10 })
   loop.enable()
   const heapStart = collectedHeap()
-  let heapPeak = heapStart
-  let rssPeak = 0
-  const sampler = setInterval(() => {
-    const usage = process.memoryUsage()
-    heapPeak = Math.max(heapPeak, usage.heapUsed)
-    rssPeak = Math.max(rssPeak, usage.rss)
-  }, 50)
-  t.teardown(() => clearInterval(sampler))
+  const sampler = sampleMemoryPeaks()
+  t.teardown(() => void sampler.stop())
 
   let next = 0
   await Promise.all(
@@ -176,7 +171,7 @@ t.test(`${EVENTS} events to ${ENDPOINTS} webhook endpoints and ${STREAMS} stream
     received = now
   }
   await sleep(500)
-  clearInterval(sampler)
+  const { heapPeak, rssPeak } = sampler.stop()
   loop.disable()
 
   t.equal(expected.length, EVENTS, 'the log holds every event written')
