@@ -1,5 +1,5 @@
 /**
- * Relay-style connections (issue #14): every list that takes a cursor has a connection beside it
+ * Relay-style connections: every list that takes a cursor has a connection beside it
  * with the same records, rules and cost; its cursors live on the edges, so a normalized cache
  * never mixes two lists' positions. Paging is keyset paging in the service (no record skipped or
  * repeated), nested connections are batched (no N+1), and the limits price a connection like the

@@ -1,5 +1,5 @@
 /**
- * Global object identification (decisions §13, issue 26): every Node's `id` is a global id unique
+ * Global object identification (decisions §13): every Node's `id` is a global id unique
  * across types, `node`/`nodes` find records by it under each type's own rules (ownership, scope),
  * read in one statement per type and priced by the cost model, and root lookups take a plain id
  * (the spec's `user(id: "2")`) or a global id of their own type.

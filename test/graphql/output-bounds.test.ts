@@ -1,5 +1,5 @@
 /**
- * Output is bounded like input (decisions §13, issue 21): the hostile queries of the issue are
+ * Output is bounded like input (decisions §13): the hostile queries of the issue are
  * refused, or answered within the limits, on a real listening server while `/healthz` keeps
  * answering over real HTTP; a response past GRAPHQL_MAX_RESPONSE_BYTES is abandoned with
  * RESPONSE_TOO_LARGE; a document past GRAPHQL_MAX_TOKENS is refused as it is parsed, over HTTP

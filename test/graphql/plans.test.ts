@@ -1,5 +1,5 @@
 /**
- * GraphQL resolved by plan (issue 25): a list of orders reads each order's owner and the owner's
+ * GraphQL resolved by plan: a list of orders reads each order's owner and the owner's
  * company in its own statement, a user reads its company and its recent orders in its own, and what a plan read is what
  * the loaders give for the same document (the same JSON, for the owner and an admin, with and
  * without the optional fields). Statements are counted through Kysely's log hook.

@@ -1,5 +1,5 @@
 /**
- * Relay works with its defaults (issue 26, decisions §13). relay-compiler compiles the fragments of
+ * Relay works with its defaults (decisions §13). relay-compiler compiles the fragments of
  * relay-fixtures/ (`@refetchable` on Order and User, a `@connection`) against schema.graphql into a
  * temporary directory, and a relay-runtime Environment runs the compiled queries against the
  * service over real HTTP: its store, keyed by `id`, keeps User 2 and Order 2 apart, pages the

@@ -1,5 +1,5 @@
 /**
- * Request ids (issue 15): a sent X-Request-Id that is short and plain is kept, anything else is
+ * Request ids: a sent X-Request-Id that is short and plain is kept, anything else is
  * replaced by a generated one; either way it comes back in the X-Request-Id header of every
  * response (REST, GraphQL, errors), in a problem's `requestId`, in GraphQL's
  * `extensions.requestId`, and on every log line of the request.

@@ -1,5 +1,5 @@
 /**
- * GET /metrics (issue 15): Prometheus text format, read here with a real parser; it counts the
+ * GET /metrics: Prometheus text format, read here with a real parser; it counts the
  * requests made before it, by operationId and never by raw URL; it is never rate limited; it is
  * protected by METRICS_TOKEN when set; and each app has its own registry.
  */

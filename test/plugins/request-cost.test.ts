@@ -1,5 +1,5 @@
 /**
- * What each request cost (issue 15): Server-Timing reports the statements a request ran, counted
+ * What each request cost: Server-Timing reports the statements a request ran, counted
  * where they run, and they are the very statements the batching tests count through the database's
  * statement log; and each request leaves exactly one log line at info (error only for a 5xx) with
  * its method, operationId, status, duration, statement count, caller and error code, never a token.

@@ -1,5 +1,5 @@
 /**
- * Tracing is off unless configured (issue 15): then no OpenTelemetry SDK or instrumentation module
+ * Tracing is off unless configured: then no OpenTelemetry SDK or instrumentation module
  * is even loaded and no instrumentation is registered, so tracing costs nothing. (The no-op
  * OpenTelemetry API package is loaded regardless: prom-client requires it for exemplars.) This
  * file imports nothing of OpenTelemetry itself; a module resolve hook records every module the

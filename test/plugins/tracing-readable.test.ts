@@ -1,5 +1,5 @@
 /**
- * Traces an operator can read (issue 24, item 4), with the in-memory exporter: root spans are
+ * Traces an operator can read, with the in-memory exporter: root spans are
  * named by method and route template, no span name or attribute carries a file path or source
  * text, a 4xx is not an error on the server span (OpenTelemetry's HTTP conventions: only a 5xx
  * is), background work (the outbox relay, a webhook delivery pass) is a trace of its own rather

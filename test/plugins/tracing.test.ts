@@ -1,5 +1,5 @@
 /**
- * Traces (issue 15): with a span exporter, `user { orders { items { product } } }` is traced as
+ * Traces: with a span exporter, `user { orders { items { product } } }` is traced as
  * POST /graphql › handler › graphql.parse/validate/execute › one span per loader batch (not per parent)
  * › one span per SQL statement.
  */

@@ -71,7 +71,7 @@ t.test('a stored 4xx outcome replays, and its attempt left nothing behind', asyn
   t.equal(first.statusCode, 422)
   t.equal(second.statusCode, 422)
   t.equal(second.headers['idempotent-replayed'], 'true')
-  // The same problem, but for the replaying request: its requestId names that request (issue 15).
+  // The same problem, but for the replaying request: its requestId names that request.
   const { requestId, ...replayed } = second.json()
   const { requestId: firstRequestId, ...original } = first.json()
   t.equal(requestId, second.headers['x-request-id'])
