@@ -7,7 +7,7 @@
 import t, { type Test } from 'tap'
 import { sql } from 'kysely'
 import type { FastifyInstance } from 'fastify'
-import { bearer, build } from '../helper.ts'
+import { bearer, build, gql } from '../helper.ts'
 import { toGlobalId } from '../../src/graphql/global-id.ts'
 
 const admin = bearer(1, 'admin')
@@ -30,7 +30,7 @@ async function setup(t: Test, env: Record<string, string> = {}) {
     select o.id, p, sku, 1, 1200 from o, (values (0, 'CB-404'), (1, 'KB-101')) as v(p, sku)`.execute(app.db)
   const run = async (headers: Record<string, string>, query: string, variables: Record<string, unknown> = {}) => {
     statements.length = 0
-    const response = await app.inject({ method: 'POST', url: '/graphql', headers, payload: { query, variables } })
+    const response = await gql(app, { query, variables }, headers)
     t.equal(response.statusCode, 200, 'answered')
     return { body: response.json() as Body, statements: [...statements] }
   }
