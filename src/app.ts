@@ -167,6 +167,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const info = served.document.info
   await app.register(mcpRoutes, {
     publicUrl: config.publicUrl,
+    corsOrigins: config.corsOrigins,
     contracts: { openApiYaml: served.yaml, graphqlSdl: contracts.graphqlSdl },
     version: typeof info === 'object' && info !== null && 'version' in info ? String(info.version) : 'unknown',
   })

@@ -8,7 +8,8 @@
  * WWW-Authenticate names the protected-resource metadata (RFC 9728, the MCP authorization spec),
  * served at /.well-known/oauth-protected-resource. Rate limits: a tool call (or a read of the event
  * log) is counted once, by the REST request it makes, like the same call made over REST; every
- * other MCP request is counted itself.
+ * other MCP request is counted itself. A browser page's request is refused unless its Origin is
+ * trusted (DNS rebinding, see trustedOrigin).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
@@ -22,7 +23,7 @@ import {
   McpError,
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
-import { ApiError, credentialRequired } from '../errors.ts'
+import { ApiError, credentialRequired, forbidden } from '../errors.ts'
 import { restTools } from '../generated/mcp/tools.ts'
 import { SCOPES } from '../generated/required-scopes.ts'
 import { baseUrl } from '../http/locations.ts'
@@ -32,6 +33,8 @@ import { mcpResources } from './resources.ts'
 
 export interface McpOptions {
   publicUrl: string | undefined
+  /** CORS_ORIGINS: the browser origins that may call the API, and so /mcp. */
+  corsOrigins: string[] | '*' | undefined
   /** The contracts as served: the served openapi.yaml (its `servers` this server) and the SDL. */
   contracts: { openApiYaml: string; graphqlSdl: string }
   version: string
@@ -53,6 +56,20 @@ const listedTools = restTools.map(({ name, title, description, inputSchema, anno
   annotations,
 }))
 const toolsByName = new Map(restTools.map((tool) => [tool.name, tool]))
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
+
+/**
+ * Whether a browser page of `origin` may call /mcp. The transport spec asks servers to check Origin
+ * against DNS rebinding (a page of evil.example resolving to 127.0.0.1): a page may if CORS_ORIGINS
+ * lets it call the API, if it is PUBLIC_URL's own, or if it is served from loopback itself. Agents
+ * outside a browser send no Origin.
+ */
+function trustedOrigin(origin: string, options: McpOptions): boolean {
+  if (options.corsOrigins === '*' || options.corsOrigins?.includes(origin)) return true
+  if (options.publicUrl !== undefined && new URL(options.publicUrl).origin === origin) return true
+  return URL.canParse(origin) && LOOPBACK_HOSTS.has(new URL(origin).hostname)
+}
 
 /** Whether a JSON-RPC message becomes a REST request, which the rate limiter counts instead. */
 function makesRestRequest(message: unknown, readsRest: (uri: string) => boolean): boolean {
@@ -111,6 +128,9 @@ export async function mcpRoutes(app: FastifyInstance, options: McpOptions): Prom
 
   app.post(MCP_PATH, { config: { rateLimit: false } }, async (request, reply) => {
     if (!(request.caller && makesRestRequest(request.body, resources.readsRest))) await app.countRequest(request, reply)
+    const origin = request.headers.origin
+    if (origin !== undefined && !trustedOrigin(origin, options))
+      return sendProblem(reply, forbidden(`Origin ${origin} may not call ${MCP_PATH}: set CORS_ORIGINS to let a page of it call the API.`))
     const base = baseUrl(request, options.publicUrl)
     if (!request.caller || request.headers.authorization === undefined) {
       const refused = credentialRequired(request.credentialError)

@@ -80,3 +80,15 @@ t.test('a stateless server: no session id, and GET (a server stream) is 405', as
   t.equal(stream.status, 405)
   t.equal(stream.headers.get('allow'), 'POST')
 })
+
+t.test('a browser page is refused unless its origin is trusted (DNS rebinding)', async (t) => {
+  const app = await build(t, { env: { CORS_ORIGINS: 'https://app.example' } })
+  const url = await mcpUrl(app)
+  const call = (origin: string) =>
+    fetch(url, { method: 'POST', headers: { ...mcpHeaders, authorization: `Bearer ${tokenFor(2)}`, origin }, body: initialize })
+  const rebound = await call('http://evil.example')
+  t.equal(rebound.status, 403)
+  t.match(await rebound.json(), { code: 'FORBIDDEN', detail: /CORS_ORIGINS/ })
+  t.equal((await call('https://app.example')).status, 200, 'an origin CORS_ORIGINS lists')
+  t.equal((await call(`http://localhost:${url.port}`)).status, 200, 'a page served from loopback')
+})
