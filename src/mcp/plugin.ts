@@ -137,7 +137,11 @@ export async function mcpRoutes(app: FastifyInstance, options: McpOptions): Prom
       const challenge = `${refused.headers['www-authenticate']}, resource_metadata="${base}${METADATA_PATH}"`
       return sendProblem(reply, new ApiError('UNAUTHENTICATED', refused.detail, { headers: { 'www-authenticate': challenge } }))
     }
-    const server = mcpServer(app, options, resources, { authorization: request.headers.authorization, requestId: request.id })
+    const server = mcpServer(app, options, resources, {
+      authorization: request.headers.authorization,
+      requestId: request.id,
+      host: request.headers.host,
+    })
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
     try {
       await server.connect(transport)

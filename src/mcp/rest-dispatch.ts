@@ -27,10 +27,15 @@ const KEPT_HEADERS = [
   'link',
 ]
 
-/** Who makes the call: the MCP request's own credential and id (so the log lines of both share it). */
+/**
+ * Who makes the call, from the MCP request: its credential, its id (so the log lines of both share
+ * it) and its Host (so the URLs the REST answer carries, `Location` and `page.next`, are those the
+ * agent reached, as for a REST client).
+ */
 export interface RestCaller {
   authorization: string
   requestId: string
+  host: string | undefined
 }
 
 /** The REST answer as a tool result: `{status, headers, body}`, also as text for clients that read only text. */
@@ -75,6 +80,7 @@ export async function callRestTool(
     accept: 'application/json',
     'x-request-id': caller.requestId,
   }
+  if (caller.host !== undefined) headers.host = caller.host
   for (const argument of tool.arguments) {
     const value = args[argument.name]
     if (value === undefined || argument.in === 'path') continue
