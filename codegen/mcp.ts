@@ -1,6 +1,6 @@
 /**
  * openapi.yaml → src/generated/mcp/tools.ts: one Model Context Protocol tool per REST operation
- * (docs/agents.md, decisions §14). A tool is named by its operationId, described by the
+ * (docs/agents.md, decisions §13, "Agents"). A tool is named by its operationId, described by the
  * operation's summary, description and scopes, and takes one flat object of arguments: each path,
  * query and header parameter under its contract name, and the request body as `body`. Every schema
  * is inlined (a tool's input schema must stand alone). Beside the schema, each tool records how its

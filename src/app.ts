@@ -163,7 +163,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const deprecated = deprecatedOperations(contracts.openApiDocument)
   await app.register(async (api) => registerOperations(api, restHandlers({ app: api, config, served }), deprecated))
   await app.register(graphqlPlugin, { config, sdl: contracts.graphqlSdl })
-  // MCP for agents (decisions §14): the REST operations as tools, the contracts as served.
+  // MCP for agents (decisions §13, "Agents"): the REST operations as tools, the contracts as served.
   const info = served.document.info
   await app.register(mcpRoutes, {
     publicUrl: config.publicUrl,

@@ -1,5 +1,5 @@
 /**
- * `/mcp`: the Model Context Protocol over Streamable HTTP, with the official SDK (decisions §14,
+ * `/mcp`: the Model Context Protocol over Streamable HTTP, with the official SDK (decisions §13, "Agents",
  * docs/agents.md). Stateless: every POST builds its own MCP server and transport and answers with
  * JSON, so no session lives on an instance and any instance answers any request. The tools are the
  * REST operations (src/generated/mcp/tools.ts); a call is the REST request (rest-dispatch.ts).

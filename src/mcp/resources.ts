@@ -1,5 +1,5 @@
 /**
- * What an agent can read besides calling tools (decisions §14): the two contracts, as the service
+ * What an agent can read besides calling tools (decisions §13, "Agents"): the two contracts, as the service
  * serves them, and the caller's event log. The event log is read through the listEvents tool, so it
  * shows exactly the events the caller may read, in the REST shape, with the REST errors (a resume
  * point past the retention is EVENTS_EXPIRED). It is not subscribable: the service speaks MCP

@@ -1,6 +1,6 @@
 /**
  * A tool call is the REST request it stands for, sent in-process (Fastify's inject) with the
- * caller's own Authorization header (decisions §14): the request walks the same hooks, route,
+ * caller's own Authorization header (decisions §13, "Agents"): the request walks the same hooks, route,
  * service and policy as one from any other client, so scopes, ownership, rate limits, idempotency
  * and errors hold once, in the one place that already enforces them. The answer becomes the tool's
  * result: the status, the headers an agent needs to go on, and the body; a 4xx or 5xx is a tool

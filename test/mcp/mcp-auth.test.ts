@@ -1,5 +1,5 @@
 /**
- * /mcp without a valid bearer token (decisions §14, the MCP authorization spec): 401 whose
+ * /mcp without a valid bearer token (decisions §13, "Agents", the MCP authorization spec): 401 whose
  * WWW-Authenticate names the protected-resource metadata (RFC 9728), which the SDK's own discovery
  * reads; the SDK client cannot connect. Nothing of MCP is served without a token.
  */

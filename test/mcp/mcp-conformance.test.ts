@@ -1,6 +1,6 @@
 /**
  * The official conformance suite (@modelcontextprotocol/conformance, offline) against /mcp
- * (decisions §14). Its client sends no credential, so a loopback relay adds an agent's bearer
+ * (decisions §13, "Agents"). Its client sends no credential, so a loopback relay adds an agent's bearer
  * token, as an agent's configured header would. Most of its server scenarios call the fixtures of
  * the SDK's "everything" test server (tools named test_*, resources test://…, prompts, logging,
  * completion, subscriptions); this service has none of them by design, and those scenarios fail

@@ -1,5 +1,5 @@
 /**
- * MCP resources (decisions §14): the contracts as served, and the caller's event log, read through
+ * MCP resources (decisions §13, "Agents"): the contracts as served, and the caller's event log, read through
  * the REST list so that an agent sees exactly the events it may read and resumes with `after`.
  */
 import t from 'tap'

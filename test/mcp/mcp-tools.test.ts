@@ -1,5 +1,5 @@
 /**
- * /mcp with the official SDK's client over real HTTP (decisions §14): every REST operation is a
+ * /mcp with the official SDK's client over real HTTP (decisions §13, "Agents"): every REST operation is a
  * tool named by its operationId, and a tool call is the REST call made with the agent's own token:
  * an owner creates and reads, another user is refused with the problem's code, a missing scope is
  * refused before anything is read, an Idempotency-Key replays, and the call costs one request of the
