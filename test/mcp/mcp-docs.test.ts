@@ -44,8 +44,8 @@ t.test('the SDK example connects, creates, reads, is refused and reads the contr
 })
 
 t.test('the agent-loop helpers declare the tools and ask before a change', async (t) => {
-  const app = await build(t)
-  const client = await agent(t, await mcpUrl(app), tokenFor(2))
+  // Loaded (and compiled) first: compiling holds this process's event loop, which the server's
+  // keep-alive timer shares with the client's, and could close a connection the client then reuses.
   const loop = (await import(await place(t, 'agent-loop.mts', agentLoopBlock ?? ''))) as {
     toolDeclarations(client: unknown): Promise<Array<{ name: string; description: string; input_schema: { type: string } }>>
     runToolCall(
@@ -54,6 +54,8 @@ t.test('the agent-loop helpers declare the tools and ask before a change', async
       confirm: (name: string) => Promise<boolean>,
     ): Promise<{ isError: boolean; text: string }>
   }
+  const app = await build(t)
+  const client = await agent(t, await mcpUrl(app), tokenFor(2))
   const declarations = await loop.toolDeclarations(client)
   t.match(
     declarations.find((declaration) => declaration.name === 'createOrder'),
