@@ -10,6 +10,7 @@ import { generateOpenApiFiles } from './openapi.ts'
 import { generateGraphqlFiles } from './graphql.ts'
 import { generateOpenApiClientFiles } from './openapi-client.ts'
 import { generateRequiredScopesFiles } from './required-scopes.ts'
+import { generateMcpFiles } from './mcp.ts'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const generatedDir = join(root, 'src/generated')
@@ -32,6 +33,7 @@ async function main(): Promise<void> {
     ...(await generateGraphqlFiles(root)),
     ...(await generateOpenApiClientFiles(root)),
     ...(await generateRequiredScopesFiles(root)),
+    ...(await generateMcpFiles(root)),
   ]
   const wanted = new Map(files.map((file) => [join(root, file.path), file.contents]))
   // Files under src/generated/ that no generator produces any more are stale too.

@@ -16,14 +16,14 @@ import { join } from 'node:path'
 import { parse } from 'yaml'
 import { banner, type GeneratedFile } from './generated-file.ts'
 
-type Json = Record<string, unknown>
+export type Json = Record<string, unknown>
 
 const GENERATOR = 'codegen/openapi.ts'
 const SOURCE = 'openapi.yaml'
 const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'])
 const SCHEMA_REF = /^#\/components\/schemas\/([A-Za-z_$][\w$]*)$/
 /** Described elsewhere in OpenAPI (media types, security): never validated as header parameters. */
-const IGNORED_HEADERS = new Set(['accept', 'content-type', 'authorization'])
+export const IGNORED_HEADERS = new Set(['accept', 'content-type', 'authorization'])
 /** Parameter locations and the route schema part each fills; clients always send unnamed headers. */
 const PARTS = [
   { location: 'path', key: 'params', additionalProperties: false },
@@ -31,17 +31,17 @@ const PARTS = [
   { location: 'header', key: 'headers', additionalProperties: true },
 ] as const
 
-function isObject(value: unknown): value is Json {
+export function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 /** A contract the manifest cannot describe: generation stops, naming the place in the document. */
-function fail(where: string, problem: string): never {
+export function fail(where: string, problem: string): never {
   throw new Error(`${SOURCE}: ${where}: ${problem}`)
 }
 
 /** Follows a local `#/…` $ref (chain) to the object it names. */
-function resolve(document: Json, value: unknown, where: string): Json {
+export function resolve(document: Json, value: unknown, where: string): Json {
   let current = value
   for (let hops = 0; isObject(current) && typeof current.$ref === 'string'; hops++) {
     if (hops > 10 || !current.$ref.startsWith('#/')) fail(where, `cannot follow $ref ${current.$ref}`)
@@ -91,7 +91,7 @@ function schemasFile(schemas: Json): string {
 }
 
 /** Whether a bearer token is required, and the scopes it needs (`x-required-scopes`, else the requirement's list). */
-function security(document: Json, operation: Json, where: string): { authenticated: boolean; scopes: unknown[] } {
+export function security(document: Json, operation: Json, where: string): { authenticated: boolean; scopes: unknown[] } {
   const requirements = operation.security ?? document.security ?? []
   if (!Array.isArray(requirements) || !requirements.every(isObject)) fail(`${where}.security`, 'must be a list of requirements')
   // An empty requirement makes the credential optional; no requirement at all makes it absent.
@@ -162,7 +162,7 @@ function operationEntry(document: Json, path: string, method: string, pathItem: 
 }
 
 /** Every operation of the document with its path, method and path item, by operationId, in document order. */
-function eachOperation(document: Json): Array<{ id: string; path: string; method: string; pathItem: Json; operation: Json }> {
+export function eachOperation(document: Json): Array<{ id: string; path: string; method: string; pathItem: Json; operation: Json }> {
   const found: Array<{ id: string; path: string; method: string; pathItem: Json; operation: Json }> = []
   for (const [path, pathItem] of Object.entries(resolve(document, document.paths, 'paths'))) {
     if (!isObject(pathItem)) fail(`paths.${path}`, 'must be a path item')

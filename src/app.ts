@@ -40,6 +40,7 @@ import { createCacheInvalidator } from './graphql/cache.ts'
 import { healthRoutes } from './modules/meta/health.routes.ts'
 import { restHandlers } from './modules/rest-handlers.ts'
 import { graphqlPlugin } from './graphql/plugin.ts'
+import { mcpRoutes } from './mcp/plugin.ts'
 
 export interface BuildAppOptions {
   config: AppConfig
@@ -165,6 +166,14 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const deprecated = deprecatedOperations(contracts.openApiDocument)
   await app.register(async (api) => registerOperations(api, restHandlers({ app: api, config, served }), deprecated))
   await app.register(graphqlPlugin, { config, sdl: contracts.graphqlSdl })
+  // MCP for agents (decisions §13, "Agents"): the REST operations as tools, the contracts as served.
+  const info = served.document.info
+  await app.register(mcpRoutes, {
+    publicUrl: config.publicUrl,
+    corsOrigins: config.corsOrigins,
+    contracts: { openApiYaml: served.yaml, graphqlSdl: contracts.graphqlSdl },
+    version: typeof info === 'object' && info !== null && 'version' in info ? String(info.version) : 'unknown',
+  })
   await app.register(eventsPlugin, { relay: config.eventsRelay, listenUrl: config.eventsDatabaseUrl, events: config.events })
   await app.register(webhooksPlugin, { config: config.webhooks })
 

@@ -38,6 +38,7 @@ export function startBanner(
     ['Docs', `${base}/docs`],
     ...(config.nodeEnv === 'production' ? [] : ([['GraphiQL', `${base}/graphiql`]] as Array<[string, string]>)),
     ['GraphQL', `${base}/graphql  (subscriptions: ${ws}/graphql)`],
+    ['MCP', `${base}/mcp  (agents: docs/agents.md)`],
     ['Contract', `${base}/api/v1/openapi.json, ${base}/api/v1/openapi.yaml`],
     ['Health', `${base}/healthz, ${base}/readyz`],
     ['Database', describeDatabase(config)],

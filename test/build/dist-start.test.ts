@@ -31,6 +31,7 @@ t.test('the banner names every entry point and the database, never a password', 
     /Docs\s+http:\/\/127\.0\.0\.1:3000\/docs$/m,
     /GraphiQL\s+http:\/\/127\.0\.0\.1:3000\/graphiql$/m,
     /GraphQL\s+http:\/\/127\.0\.0\.1:3000\/graphql\s+\(subscriptions: ws:\/\/127\.0\.0\.1:3000\/graphql\)$/m,
+    /MCP\s+http:\/\/127\.0\.0\.1:3000\/mcp\s+\(agents: docs\/agents\.md\)$/m,
     /Health\s+http:\/\/127\.0\.0\.1:3000\/healthz, http:\/\/127\.0\.0\.1:3000\/readyz$/m,
     /Database\s+embedded PGlite, files in \.\/data$/m,
   ])
