@@ -51,10 +51,13 @@ t.test('the event log resource shows the caller its own events, and resumes afte
   const created = await owner.callTool({ name: 'createOrder', arguments: { body: { items: [{ sku: 'KB-101', qty: 1 }] } } })
   const orderId = (created.structuredContent as { body: { id: number } }).body.id
 
-  const after = await eventsOf(
-    owner,
-    last === undefined ? 'api://events?types=order.created' : `api://events?after=${last}&types=order.created`,
-  )
+  // The relay numbers an event after its commit (decisions §13): read until it is there, 10 s at most.
+  const afterUri = last === undefined ? 'api://events?types=order.created' : `api://events?after=${last}&types=order.created`
+  let after = await eventsOf(owner, afterUri)
+  for (let tries = 0; after.data.length === 0 && tries < 50; tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    after = await eventsOf(owner, afterUri)
+  }
   t.match(after.data, [{ type: 'order.created', data: { id: orderId } }])
   const strangers = await eventsOf(stranger, 'api://events?types=order.created&limit=100')
   t.notOk(
