@@ -62,11 +62,12 @@ t.test('every "decisions §N" in src/, test/, docs/ and README.md names a sectio
   t.same(dangling, [], 'no citation names a section docs/decisions.md lacks')
 })
 
-t.test('docs/decisions.md keeps the sections §1-§13 once each, in order', async (t) => {
+t.test('docs/decisions.md keeps its sections once each, in order, numbered from §1 with none missing (§1-§13 at least)', async (t) => {
   const sections = decisionSections(await readFile(join(root, 'docs/decisions.md'), 'utf8'))
+  t.ok(sections.length >= 13, `${sections.length} sections`)
   t.same(
     sections,
-    Array.from({ length: 13 }, (_, i) => i + 1),
+    Array.from({ length: sections.length }, (_, i) => i + 1),
   )
 })
 
