@@ -124,6 +124,7 @@ export function createEventsService({ db, cursors }: Pick<ServiceDependencies, '
       if (query.cursor !== undefined && query.after !== undefined) {
         throw badRequest('CURSOR_MISMATCH', 'Pass either `after` or `cursor`, not both.', [
           { in: 'query', name: 'after', message: 'conflicts with the cursor' },
+          { in: 'query', name: 'cursor', message: 'conflicts with after' },
         ])
       }
       const requested = parseEventTypes(query.types, 'query', 'types')
