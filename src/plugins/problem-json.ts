@@ -23,6 +23,8 @@ export interface ProblemBody {
   /** The request's id (X-Request-Id), so that a client can quote it. */
   requestId: string
   errors?: FieldError[]
+  /** EVENTS_EXPIRED: the event id to resume after (the newest pruned one), as in GraphQL's extensions. */
+  resumeAfter?: string
 }
 
 /** A `%` that starts no escape (`%zz`): such a target is no URI reference. */
@@ -66,6 +68,7 @@ export function problemFromError(error: ApiError, request: { id: string; url?: s
     code: error.code,
     requestId: request.id,
     ...(error.errors ? { errors: error.errors } : {}),
+    ...(typeof error.extensions.resumeAfter === 'string' ? { resumeAfter: error.extensions.resumeAfter } : {}),
   }
 }
 
