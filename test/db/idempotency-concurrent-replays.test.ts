@@ -44,7 +44,7 @@ function assertAllStored(t: Test, { first, replays }: { first: Answer; replays: 
 t.test('50 concurrent replays of a finished key all get its stored answer', async (t) => {
   // Connections enough that the replays meet at the key's lock, not in the pool's queue, and time
   // enough that a loaded machine does not turn a wait for one into a 503.
-  const app = await build(t, { poolSize: 25, statementTimeoutMs: 30_000, env: { EVENTS_RELAY: 'false' } })
+  const app = await build(t, { poolSize: 25, statementTimeoutMs: 30_000, connectTimeoutMs: 30_000, env: { EVENTS_RELAY: 'false' } })
   const send = async (): Promise<Answer> => {
     const response = await app.inject({
       method: 'POST',
@@ -98,7 +98,8 @@ t.test('behind PgBouncer in transaction pooling, 50 concurrent replays all get t
   const serverUrl = postgresUrl()!
   const clone = await cloneDatabase(t, serverUrl)
   const bouncer = await startPgBouncer(t, serverUrl)
-  const server = await startServer(t, bouncer.through(clone.url))
+  // Pooled, said rather than found out: a probe that times out on a loaded machine would count as direct.
+  const server = await startServer(t, bouncer.through(clone.url), { DB_POOLED: 'true', DB_STATEMENT_TIMEOUT: '30s' })
   const send = async (): Promise<Answer> => {
     const response = await fetch(`${server.baseUrl}/api/v1/orders`, {
       method: 'POST',
