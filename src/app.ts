@@ -128,7 +128,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     pooled: config.databasePooled,
   })
-  // Observability (issue 15), before any route so that every route is measured and traced.
+  // Observability, before any route so that every route is measured and traced.
   await app.register(tracingPlugin, { config: config.tracing, spanExporter: options.spanExporter })
   await app.register(requestCost)
   await app.register(metricsPlugin, { token: config.metricsToken })

@@ -45,7 +45,7 @@ export function sendRecord<T extends object>(reply: FastifyReply, record: T, fie
 
 /**
  * A top-level collection: envelope A, `{data, page: {next, cursor, total}}` (decisions §5);
- * `cursor` is the raw cursor of `next` (issue #14), so SDKs need not parse the URL.
+ * `cursor` is the raw cursor of `next`, so SDKs need not parse the URL.
  */
 export function sendCollection<T extends object>(
   request: FastifyRequest,

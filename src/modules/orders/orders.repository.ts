@@ -35,7 +35,7 @@ export async function findOrder(db: Executor, id: number, options: { lock?: bool
 
 /**
  * GET /orders/{id}'s statement, compiled once (when the service is built): its text never changes,
- * only the id is bound per request, so no query is built or compiled per read (issue 25, item 4).
+ * only the id is bound per request, so no query is built or compiled per read.
  * The row is the order as the API shows it, timestamps formatted and items aggregated by
  * PostgreSQL, with nothing left to do in JavaScript but rename the two timestamps.
  */
@@ -303,11 +303,6 @@ function userWithRecentOrders(query: { userId: number; userRelations: UserRelati
 
 /** A user's row with its recent orders (userWithRecentOrders). */
 export type UserWithRecentOrdersRow = UserWithRelatedRow & { recent_orders: OrderWithRelatedRow[] }
-
-export async function findOrdersByIds(db: Executor, ids: readonly number[]): Promise<OrderRow[]> {
-  if (ids.length === 0) return []
-  return db.selectFrom('orders').selectAll().where('id', '=', anyInteger(ids)).execute()
-}
 
 export async function findProductPrices(db: Executor, skus: readonly string[]): Promise<Map<string, number>> {
   if (skus.length === 0) return new Map()

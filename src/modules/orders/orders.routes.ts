@@ -25,6 +25,12 @@ export function orderHandlers(orders: OrdersService, config: AppConfig): Operati
         { status: 200 },
       )
 
+  // PUT and PATCH both replace an order's items (PATCH's body may leave them out): one handler.
+  const replaceItems: OperationHandler<'updateOrder'> = async (request, reply) => {
+    const order = await orders.replaceItems(requireCaller(request), request.params.id, request.body.items, ifMatch(request))
+    return sendRecord(reply, order)
+  }
+
   return {
     listOrders: async (request, reply) => {
       const { status, user_id, sort, cursor, limit, fields } = request.query
@@ -50,15 +56,8 @@ export function orderHandlers(orders: OrdersService, config: AppConfig): Operati
       return sendRecordText(reply, order, request.query.fields)
     },
 
-    replaceOrder: async (request, reply) => {
-      const order = await orders.replaceItems(requireCaller(request), request.params.id, request.body.items, ifMatch(request))
-      return sendRecord(reply, order)
-    },
-
-    updateOrder: async (request, reply) => {
-      const order = await orders.replaceItems(requireCaller(request), request.params.id, request.body.items, ifMatch(request))
-      return sendRecord(reply, order)
-    },
+    replaceOrder: replaceItems,
+    updateOrder: replaceItems,
 
     deleteOrder: async (request, reply) => {
       await orders.remove(requireCaller(request), request.params.id, ifMatch(request))
