@@ -31,6 +31,8 @@ export interface TestDatabaseOptions {
   pooled?: boolean
   /** PostgreSQL: connections in the pool (5 by default here). */
   poolSize?: number
+  /** PostgreSQL: how long a checkout may wait for a connection (2 s by default). */
+  connectTimeoutMs?: number
 }
 
 /** A fresh database with the demo data, private to the calling test. */

@@ -97,12 +97,14 @@ export async function runIdempotent<T>(db: Kysely<Database>, claim: IdempotencyC
   const trx = await db.startTransaction().execute()
   try {
     const claimed = await claimKey(trx, claim.caller, claim.key)
-    if (!claimed.locked) {
+    const stored = claimed.stored
+    // A finished key answers with its outcome whoever holds the lock (another replay, reading);
+    // 409 is only for a first request still running (decisions §7, "Replays under concurrency").
+    if (!stored && !claimed.locked) {
       throw conflict('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
         'retry-after': '1',
       })
     }
-    const stored = claimed.stored
     if (stored) {
       if (stored.requestHash !== hash) {
         throw unprocessable('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used for a different request.')

@@ -23,18 +23,37 @@ export interface ProblemBody {
   /** The request's id (X-Request-Id), so that a client can quote it. */
   requestId: string
   errors?: FieldError[]
+  /** EVENTS_EXPIRED: the event id to resume after (the newest pruned one), as in GraphQL's extensions. */
+  resumeAfter?: string
 }
 
 /** A `%` that starts no escape (`%zz`): such a target is no URI reference. */
 const MALFORMED_ESCAPE = /%(?![0-9A-Fa-f]{2})/
 
 /**
- * The request's target as `instance`, exactly as the client sent it (credentials redacted). A target
- * with a malformed escape cannot be one, and escaping its `%` again would name a URL the client
- * never sent: such a problem has no `instance` (it is optional, RFC 9457 §3.1.5).
+ * A character a URI reference cannot hold as it is (RFC 3986 §3.3-3.4: a path or query takes
+ * unreserved, sub-delims, `:@/?` and escapes): `{`, `}`, `[`, `]`, `|`, `^`, a space, a second `#`,
+ * anything beyond ASCII. Node passes such a target through as the client sent it.
+ */
+const NOT_IN_URI_REFERENCE = /[^A-Za-z0-9\-._~!$&'()*+,;=:@/?%]/gu
+
+/**
+ * The request's target as `instance`, as the client sent it (credentials redacted), with the
+ * characters no URI reference may hold percent-encoded (UTF-8), so that it is the `format:
+ * uri-reference` the contract promises. A target with a malformed escape cannot be one, and
+ * escaping its `%` again would name a URL the client never sent: such a problem has no `instance`
+ * (it is optional, RFC 9457 §3.1.5).
  */
 function instanceOf(url: string): { instance?: string } {
-  return MALFORMED_ESCAPE.test(url) ? {} : { instance: redactCredentials(url) }
+  if (MALFORMED_ESCAPE.test(url)) return {}
+  return { instance: redactCredentials(url).replace(NOT_IN_URI_REFERENCE, percentEncoded) }
+}
+
+/** A character as the percent-escapes of its UTF-8 bytes (a lone surrogate as U+FFFD's, never a throw). */
+function percentEncoded(character: string): string {
+  let escapes = ''
+  for (const byte of Buffer.from(character, 'utf8')) escapes += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
+  return escapes
 }
 
 /** The problem for an error; `request.url` is absent when no request target was read (Node's own refusals). */
@@ -49,6 +68,7 @@ export function problemFromError(error: ApiError, request: { id: string; url?: s
     code: error.code,
     requestId: request.id,
     ...(error.errors ? { errors: error.errors } : {}),
+    ...(typeof error.extensions.resumeAfter === 'string' ? { resumeAfter: error.extensions.resumeAfter } : {}),
   }
 }
 

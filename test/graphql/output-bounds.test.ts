@@ -141,17 +141,26 @@ t.test('what the cost admits is answered within bounds while /healthz answers pr
   }
 })
 
-t.test('an operation over the cost limit is refused before its document is validated', async (t) => {
+t.test('validation comes before the cost limit: an invalid document beyond it is GRAPHQL_VALIDATION_FAILED', async (t) => {
   const app = await build(t, { env: { EVENTS_RELAY: 'false' } })
-  // Validating takes time in proportion to the document; the price needs none of it.
-  const response = await gql(app, { query: `{ orders(first: 100) { ${aliases(1000, 'id')} noSuchField } }` }, admin)
-  t.equal(response.statusCode, 422)
-  t.same(
-    response.json().errors.map((error: { extensions: { code: string } }) => error.extensions.code),
-    ['COST_LIMIT_EXCEEDED'],
-  )
-  const cheap = await gql(app, '{ orders(first: 1) { noSuchField } }', admin)
-  t.equal(cheap.json().errors[0].extensions.code, 'GRAPHQL_VALIDATION_FAILED', 'within the limit, validation answers')
+  const codes = async (query: string) => {
+    const response = await gql(app, query, admin)
+    return {
+      status: response.statusCode,
+      codes: response.json().errors.map((error: { extensions: { code: string } }) => error.extensions.code),
+    }
+  }
+  for (const query of [
+    `{ orders(first: 100) { ${aliases(500, 'id')} noSuchField } }`,
+    '{ zzUnknown articles(first: 2147483647) { updatedAt } }',
+  ]) {
+    const answer = await codes(query)
+    t.equal(answer.codes[0], 'GRAPHQL_VALIDATION_FAILED', `${query.slice(0, 40)}…: validation answers`)
+    t.notOk(answer.codes.includes('COST_LIMIT_EXCEEDED'), 'and the cost is not what it is refused for')
+  }
+  const valid = await codes(`{ orders(first: 100) { ${aliases(1000, 'id')} } }`)
+  t.same(valid, { status: 422, codes: ['COST_LIMIT_EXCEEDED'] }, 'a valid document beyond the limit is still refused for its cost')
+  t.same((await codes('{ orders(first: 1) { noSuchField } }')).codes, ['GRAPHQL_VALIDATION_FAILED'], 'within the limit, validation answers')
 })
 
 t.test('a response past GRAPHQL_MAX_RESPONSE_BYTES is abandoned with RESPONSE_TOO_LARGE', async (t) => {

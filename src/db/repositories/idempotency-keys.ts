@@ -14,15 +14,22 @@ export interface StoredOutcome {
   ttlSeconds: number
 }
 
-/** What a key holds when a request claims it: its stored outcome, if a live one exists. */
-export type KeyClaim = { locked: false } | { locked: true; stored: Pick<StoredOutcome, 'requestHash' | 'status' | 'body'> | undefined }
+/**
+ * What a key holds when a request claims it: whether its lock was granted, and its live stored
+ * outcome, if one exists. A finished key's outcome is there whether or not the lock was granted.
+ */
+export interface KeyClaim {
+  locked: boolean
+  stored: Pick<StoredOutcome, 'requestHash' | 'status' | 'body'> | undefined
+}
 
 /**
- * Claims a key in one round trip (migration 0003's `idempotency_claim`): its transaction-scoped
- * advisory lock without waiting, then its live stored outcome, read after the lock was granted.
- * Unlocked means another request with the same key is running right now; the lock ends with the
- * transaction. Callers are digits, so `caller:key` is unambiguous. The function also returns the
- * `location` older instances stored; nothing reads it.
+ * Claims a key in one round trip (migrations 0003 and 0006, `idempotency_claim`): its
+ * transaction-scoped advisory lock without waiting, then its live stored outcome, read after the
+ * lock was granted or refused. Unlocked with no outcome means a first request with the same key is
+ * running right now; unlocked with an outcome, the key is finished and another replay holds the
+ * lock for its read. The lock ends with the transaction. Callers are digits, so `caller:key` is
+ * unambiguous. The function also returns the `location` older instances stored; nothing reads it.
  */
 const claim = compiledStatement<{
   locked: boolean
@@ -33,9 +40,9 @@ const claim = compiledStatement<{
 
 export async function claimKey(trx: Transaction<Database>, caller: string, key: string): Promise<KeyClaim> {
   const [row] = await claim(trx, [caller, key])
-  if (!row?.locked) return { locked: false }
-  if (row.request_hash === null || row.status === null) return { locked: true, stored: undefined }
-  return { locked: true, stored: { requestHash: row.request_hash, status: row.status, body: row.body } }
+  const locked = row?.locked === true
+  if (!row || row.request_hash === null || row.status === null) return { locked, stored: undefined }
+  return { locked, stored: { requestHash: row.request_hash, status: row.status, body: row.body } }
 }
 
 /**

@@ -1231,6 +1231,8 @@ export interface components {
             requestId?: string;
             /** @description Every offending field, for input errors. */
             errors?: components["schemas"]["ProblemFieldError"][];
+            /** @description EVENTS_EXPIRED only: the event id to resume after (`after`, `Last-Event-ID`), the newest event no longer kept; to start from the oldest event still kept, pass `after=0` (or omit it on the list). */
+            resumeAfter?: string;
         };
         ProblemFieldError: {
             /** @enum {string} */
@@ -1543,7 +1545,8 @@ export interface components {
                  *       "status": 410,
                  *       "detail": "The events after 12 are no longer kept (EVENTS_RETENTION); resume after 40 or later, or list from the start of the log.",
                  *       "instance": "/api/v1/events?after=12",
-                 *       "code": "EVENTS_EXPIRED"
+                 *       "code": "EVENTS_EXPIRED",
+                 *       "resumeAfter": "40"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -1641,7 +1644,7 @@ export interface components {
         ArticleId: number;
         /** @description The user's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another user. */
         UserId: number;
-        /** @description Only events after this event id (0, the default for the list, is the start of the log). Older than the retention is 410 EVENTS_EXPIRED. */
+        /** @description Only events after this event id (0, the default for the list, is the start of the log, the oldest event still kept). Older than the retention is 410 EVENTS_EXPIRED, whose `resumeAfter` says where to resume. */
         EventsAfter: string;
         /** @description Only these event types, comma-separated: order.created, order.status_changed, article.created, comment.added. */
         EventTypes: string;
@@ -3381,7 +3384,7 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description Only events after this event id (0, the default for the list, is the start of the log). Older than the retention is 410 EVENTS_EXPIRED. */
+                /** @description Only events after this event id (0, the default for the list, is the start of the log, the oldest event still kept). Older than the retention is 410 EVENTS_EXPIRED, whose `resumeAfter` says where to resume. */
                 after?: components["parameters"]["EventsAfter"];
                 /** @description Only these event types, comma-separated: order.created, order.status_changed, article.created, comment.added. */
                 types?: components["parameters"]["EventTypes"];
@@ -3471,7 +3474,7 @@ export interface operations {
     streamEvents: {
         parameters: {
             query?: {
-                /** @description Only events after this event id (0, the default for the list, is the start of the log). Older than the retention is 410 EVENTS_EXPIRED. */
+                /** @description Only events after this event id (0, the default for the list, is the start of the log, the oldest event still kept). Older than the retention is 410 EVENTS_EXPIRED, whose `resumeAfter` says where to resume. */
                 after?: components["parameters"]["EventsAfter"];
                 /** @description Only these event types, comma-separated: order.created, order.status_changed, article.created, comment.added. */
                 types?: components["parameters"]["EventTypes"];

@@ -1634,6 +1634,11 @@ export const ProblemSchema = {
       "type": "array",
       "items": ProblemFieldErrorSchema,
       "description": "Every offending field, for input errors."
+    },
+    "resumeAfter": {
+      "type": "string",
+      "pattern": "^(0|[1-9][0-9]*)$",
+      "description": "EVENTS_EXPIRED only: the event id to resume after (`after`, `Last-Event-ID`), the newest event no longer kept; to start from the oldest event still kept, pass `after=0` (or omit it on the list)."
     }
   }
 }

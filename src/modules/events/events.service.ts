@@ -27,6 +27,9 @@ const EVENT_ID = /^(0|[1-9][0-9]{0,14})$/
 
 const LIST = 'events'
 
+/** The resume point that means "from the oldest event still kept" on every transport. */
+const START_OF_LOG = 0
+
 /** The public event of an outbox row, or undefined for one with no record to show (see EventPayloads). */
 export function toEvent(event: Pick<DeliverableEvent, 'seq' | 'topic' | 'payload' | 'createdAt'>): Event | undefined {
   const id = String(event.seq)
@@ -88,9 +91,10 @@ export interface EventsRead {
 export function createEventsService({ db, cursors }: Pick<ServiceDependencies, 'db' | 'cursors'>) {
   /**
    * The events `audience` may see after seq `after`, oldest first, of `types` (all when
-   * undefined), at most `limit` rows looked at. EVENTS_EXPIRED when events after `after` were
-   * pruned. The horizon is read after the events: a prune that removed any of them committed
-   * before this read began, and so is seen by it.
+   * undefined), at most `limit` rows looked at. `after` 0 is the start of the log: the oldest
+   * event still kept, whatever was pruned before it (decisions §13). EVENTS_EXPIRED when events
+   * after a later `after` were pruned. The horizon is read after the events: a prune that removed
+   * any of them committed before this read began, and so is seen by it.
    */
   async function readAfter(
     audience: EventAudience,
@@ -109,7 +113,7 @@ export function createEventsService({ db, cursors }: Pick<ServiceDependencies, '
   ): Promise<{ rows: DeliverableEvent[]; lastSeq: number; complete: boolean }> {
     const rows = await visibleEventsAfter(db, audience, { after, types: options.types, limit: options.limit })
     const horizon = await prunedThrough(db)
-    if (after < horizon) throw eventsExpired(after, horizon)
+    if (after !== START_OF_LOG && after < horizon) throw eventsExpired(after, horizon)
     return { rows, lastSeq: rows.at(-1)?.seq ?? after, complete: rows.length < options.limit }
   }
 
@@ -125,6 +129,7 @@ export function createEventsService({ db, cursors }: Pick<ServiceDependencies, '
       if (query.cursor !== undefined && query.after !== undefined) {
         throw badRequest('CURSOR_MISMATCH', 'Pass either `after` or `cursor`, not both.', [
           { in: 'query', name: 'after', message: 'conflicts with the cursor' },
+          { in: 'query', name: 'cursor', message: 'conflicts with after' },
         ])
       }
       const requested = parseEventTypes(query.types, 'query', 'types')

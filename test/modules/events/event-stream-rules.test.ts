@@ -10,9 +10,12 @@ import { openStream } from './sse-client.ts'
 t.test('resuming after a pruned event: 410 EVENTS_EXPIRED on the list, the stream and a subscription', async (t) => {
   const app = await build(t)
   const { ws, http } = await serve(app)
-  const start = await logEnd(app)
+  // Two events, both pruned: resuming after the first is after an event no longer kept (0 is the
+  // start of the log, which is never expired).
+  const logStart = await logEnd(app)
   await newOrder(app, GRACE)
-  await relayed(app, start, 1)
+  await newOrder(app, GRACE)
+  const start = (await relayed(app, logStart, 2))[0]!.id
   await pruneEventLog(app.db, 0)
   const list = await app.inject({ method: 'GET', url: `/api/v1/events?after=${start}`, headers: bearer(GRACE) })
   t.equal(list.statusCode, 410)
