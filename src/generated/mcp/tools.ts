@@ -1812,7 +1812,7 @@ export const restTools: RestTool[] = [
           "examples": [
             "1042"
           ],
-          "description": "Only events after this event id (0, the default for the list, is the start of the log). Older than the retention is 410 EVENTS_EXPIRED."
+          "description": "Only events after this event id (0, the default for the list, is the start of the log, the oldest event still kept). Older than the retention is 410 EVENTS_EXPIRED, whose `resumeAfter` says where to resume."
         },
         "types": {
           "type": "string",
