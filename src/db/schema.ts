@@ -122,6 +122,8 @@ export interface WebhookDeliveryTable {
   endpoint_id: number
   event_seq: number
   event_type: string
+  /** The `webhook-id` header of each of its attempts: random, so unique across databases (migration 0006). */
+  webhook_id: string
   /** The public event as sent, byte for byte the same on every attempt (it is signed). */
   payload: string
   status: Generated<WebhookDeliveryStatus>
@@ -132,6 +134,19 @@ export interface WebhookDeliveryTable {
   last_response_status: number | null
   last_error: string | null
   created_at: CreatedAt
+}
+
+/** One attempt of one delivery (migration 0006). */
+export interface WebhookDeliveryAttemptTable {
+  id: Generated<number>
+  delivery_id: number
+  attempted_at: Date
+  duration_ms: number
+  /** The answer's status; null when none came (the error says why). */
+  response_status: number | null
+  error: string | null
+  /** The first bytes of the receiver's answer, as text. */
+  response_body: string | null
 }
 
 export interface Database {
@@ -147,6 +162,7 @@ export interface Database {
   event_log_horizon: EventLogHorizonTable
   webhook_endpoints: WebhookEndpointTable
   webhook_deliveries: WebhookDeliveryTable
+  webhook_delivery_attempts: WebhookDeliveryAttemptTable
 }
 
 export type CompanyRow = Selectable<CompanyTable>
@@ -161,3 +177,4 @@ export type OutboxRow = Selectable<OutboxTable>
 export type NewOutboxEvent = Insertable<OutboxTable>
 export type WebhookEndpointRow = Selectable<WebhookEndpointTable>
 export type WebhookDeliveryRow = Selectable<WebhookDeliveryTable>
+export type WebhookDeliveryAttemptRow = Selectable<WebhookDeliveryAttemptTable>

@@ -43,6 +43,7 @@ export const requiredScopes: Readonly<Record<string, readonly Scope[]>> = {
   "getWebhookEndpoint": [],
   "deleteWebhookEndpoint": [],
   "listWebhookDeliveries": [],
+  "listWebhookDeliveryAttempts": [],
   "retryWebhookDelivery": [],
   "Query.user": [],
   "Query.me": [],

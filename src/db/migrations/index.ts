@@ -4,6 +4,7 @@ import * as outboxDeliveryOrder from './0002-outbox-delivery-order.ts'
 import * as idempotencyClaim from './0003-idempotency-claim.ts'
 import * as eventLog from './0004-event-log.ts'
 import * as webhooks from './0005-webhooks.ts'
+import * as webhookAttempts from './0006-webhook-attempts.ts'
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the compiled
@@ -15,4 +16,5 @@ export const migrations: Record<string, Migration> = {
   '0003-idempotency-claim': idempotencyClaim,
   '0004-event-log': eventLog,
   '0005-webhooks': webhooks,
+  '0006-webhook-attempts': webhookAttempts,
 }

@@ -30,6 +30,7 @@ import {
   UserPageSchema,
   UserSparseSchema,
   WebhookDeliverySchema,
+  WebhookDeliveryAttemptListSchema,
   WebhookDeliveryListSchema,
   WebhookEndpointSchema,
   WebhookEndpointCreateSchema,
@@ -4369,6 +4370,146 @@ export const operations = {
       }
     }
   },
+  "listWebhookDeliveryAttempts": {
+    "operationId": "listWebhookDeliveryAttempts",
+    "method": "GET",
+    "path": "/webhook-endpoints/{id}/deliveries/{deliveryId}/attempts",
+    "url": "/api/v1/webhook-endpoints/:id/deliveries/:deliveryId/attempts",
+    "authenticated": true,
+    "scopes": [],
+    "requestBodyRequired": false,
+    "requestMediaTypes": [],
+    "queryDefaults": [
+      "limit"
+    ],
+    "schema": {
+      "params": {
+        "type": "object",
+        "properties": {
+          "id": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 1,
+            "maximum": 2147483647
+          },
+          "deliveryId": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 1,
+            "maximum": 2147483647
+          }
+        },
+        "required": [
+          "id",
+          "deliveryId"
+        ],
+        "additionalProperties": false
+      },
+      "querystring": {
+        "type": "object",
+        "properties": {
+          "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 20
+          },
+          "cursor": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 512
+          }
+        },
+        "additionalProperties": false
+      },
+      "response": {
+        "200": {
+          "content": {
+            "application/json": {
+              "schema": WebhookDeliveryAttemptListSchema
+            }
+          }
+        },
+        "400": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "401": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "403": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "404": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "406": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "414": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "415": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "default": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        }
+      }
+    }
+  },
   "retryWebhookDelivery": {
     "operationId": "retryWebhookDelivery",
     "method": "POST",
@@ -4502,4 +4643,4 @@ export const operations = {
 export type OperationId = keyof typeof operations
 
 /** The operationIds, in document order. */
-export const operationIds: readonly OperationId[] = ["listOrders","createOrder","getOrder","replaceOrder","updateOrder","deleteOrder","listOrderItems","payOrder","cancelOrder","refundOrder","listArticles","createArticle","getArticle","replaceArticle","updateArticle","deleteArticle","listArticleComments","createArticleComment","listUsers","createUser","getUser","listUserOrders","listProducts","createProduct","listEvents","streamEvents","getOpenApiJson","getOpenApiYaml","listWebhookEndpoints","createWebhookEndpoint","getWebhookEndpoint","deleteWebhookEndpoint","listWebhookDeliveries","retryWebhookDelivery"]
+export const operationIds: readonly OperationId[] = ["listOrders","createOrder","getOrder","replaceOrder","updateOrder","deleteOrder","listOrderItems","payOrder","cancelOrder","refundOrder","listArticles","createArticle","getArticle","replaceArticle","updateArticle","deleteArticle","listArticleComments","createArticleComment","listUsers","createUser","getUser","listUserOrders","listProducts","createProduct","listEvents","streamEvents","getOpenApiJson","getOpenApiYaml","listWebhookEndpoints","createWebhookEndpoint","getWebhookEndpoint","deleteWebhookEndpoint","listWebhookDeliveries","listWebhookDeliveryAttempts","retryWebhookDelivery"]

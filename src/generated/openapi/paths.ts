@@ -453,6 +453,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhook-endpoints/{id}/deliveries/{deliveryId}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a delivery's attempts
+         * @description Every attempt of the delivery, oldest first (list envelope B): when it started, how long it took, the receiver's status (null when no answer came: then `error` says why, a timeout or a network error) and the first 1,024 bytes of its answer as text.
+         */
+        get: operations["listWebhookDeliveryAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhook-endpoints/{id}/deliveries/{deliveryId}/retry": {
         parameters: {
             query?: never;
@@ -1180,7 +1200,7 @@ export interface components {
             endpoint_id: number;
             event_id: components["schemas"]["EventId"];
             event_type: components["schemas"]["EventType"];
-            /** @description The `webhook-id` header of every attempt of this delivery (receivers deduplicate on it). */
+            /** @description The `webhook-id` header of every attempt of this delivery (receivers deduplicate on it): `msg_` and 32 random hex digits, stored with the delivery, so the same on every retry and redelivery and unique across databases and deployments. */
             webhook_id: string;
             /**
              * @description pending (to be attempted at next_attempt_at), succeeded (a 2xx), failed (given up; the endpoint was disabled).
@@ -1201,6 +1221,29 @@ export interface components {
         /** @description A page of an endpoint's deliveries (list envelope B). */
         WebhookDeliveryList: {
             data: components["schemas"]["WebhookDelivery"][];
+            /** @description Pass back as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        WebhookDeliveryAttempt: {
+            id: number;
+            delivery_id: number;
+            /**
+             * Format: date-time
+             * @description When the attempt started.
+             */
+            attempted_at: string;
+            /** @description How long it took, to the end of the answer (or the error), in milliseconds. */
+            duration_ms: number;
+            /** @description The receiver's status; null when no answer came (`error` says why). */
+            response_status: number | null;
+            /** @description Why the attempt failed (a timeout, a network error, a non-2xx status); null when it succeeded. */
+            error: string | null;
+            /** @description The first 1,024 bytes of the receiver's answer, as UTF-8 text (U+FFFD for bytes that are not); null when no answer came. */
+            response_body: string | null;
+        };
+        /** @description A page of a delivery's attempts, oldest first (list envelope B). */
+        WebhookDeliveryAttemptList: {
+            data: components["schemas"]["WebhookDeliveryAttempt"][];
             /** @description Pass back as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
         };
@@ -3850,7 +3893,7 @@ export interface operations {
                      *           "endpoint_id": 3,
                      *           "event_id": "1042",
                      *           "event_type": "order.created",
-                     *           "webhook_id": "msg_41",
+                     *           "webhook_id": "msg_4f9c2d0e8b7a41c6a3e5d1f0b2c4e6a8",
                      *           "status": "pending",
                      *           "attempts": 2,
                      *           "next_attempt_at": "2026-11-25T10:00:35.000Z",
@@ -3864,6 +3907,77 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            default: components["responses"]["InternalError"];
+        };
+    };
+    listWebhookDeliveryAttempts: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1-100. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id, a canonical decimal integer. */
+                id: components["parameters"]["WebhookEndpointId"];
+                /** @description The delivery's id, a canonical decimal integer. */
+                deliveryId: components["parameters"]["WebhookDeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of attempts. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 90,
+                     *           "delivery_id": 41,
+                     *           "attempted_at": "2026-11-25T10:00:00.000Z",
+                     *           "duration_ms": 5000,
+                     *           "response_status": null,
+                     *           "error": "no answer within 5000 ms",
+                     *           "response_body": null
+                     *         },
+                     *         {
+                     *           "id": 95,
+                     *           "delivery_id": 41,
+                     *           "attempted_at": "2026-11-25T10:00:05.000Z",
+                     *           "duration_ms": 42,
+                     *           "response_status": 500,
+                     *           "error": "the receiver answered 500",
+                     *           "response_body": "{\"error\":\"database down\"}"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDeliveryAttemptList"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3910,7 +4024,7 @@ export interface operations {
                      *       "endpoint_id": 3,
                      *       "event_id": "1042",
                      *       "event_type": "order.created",
-                     *       "webhook_id": "msg_41",
+                     *       "webhook_id": "msg_4f9c2d0e8b7a41c6a3e5d1f0b2c4e6a8",
                      *       "status": "pending",
                      *       "attempts": 2,
                      *       "next_attempt_at": "2026-11-25T10:05:00.000Z",
