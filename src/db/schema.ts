@@ -149,6 +149,19 @@ export interface WebhookDeliveryAttemptTable {
   response_body: string | null
 }
 
+/** A single-use credential for opening an event stream (migration 0007); the caller as its token established it. */
+export interface EventStreamTicketTable {
+  /** SHA-256 of the ticket, hex: the ticket itself is never stored. */
+  ticket_hash: string
+  subject: string
+  user_id: number
+  admin: boolean
+  /** The token's scopes, space-separated as in its `scope` claim. */
+  scopes: string
+  token_expires_at: Date
+  expires_at: Date
+}
+
 export interface Database {
   companies: CompanyTable
   users: UserTable
@@ -163,6 +176,7 @@ export interface Database {
   webhook_endpoints: WebhookEndpointTable
   webhook_deliveries: WebhookDeliveryTable
   webhook_delivery_attempts: WebhookDeliveryAttemptTable
+  event_stream_tickets: EventStreamTicketTable
 }
 
 export type CompanyRow = Selectable<CompanyTable>
@@ -178,3 +192,4 @@ export type NewOutboxEvent = Insertable<OutboxTable>
 export type WebhookEndpointRow = Selectable<WebhookEndpointTable>
 export type WebhookDeliveryRow = Selectable<WebhookDeliveryTable>
 export type WebhookDeliveryAttemptRow = Selectable<WebhookDeliveryAttemptTable>
+export type EventStreamTicketRow = Selectable<EventStreamTicketTable>

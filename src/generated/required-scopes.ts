@@ -36,6 +36,7 @@ export const requiredScopes: Readonly<Record<string, readonly Scope[]>> = {
   "createProduct": ["admin"],
   "listEvents": [],
   "streamEvents": [],
+  "createEventStreamTicket": [],
   "getOpenApiJson": [],
   "getOpenApiYaml": [],
   "listWebhookEndpoints": [],

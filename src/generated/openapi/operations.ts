@@ -12,6 +12,7 @@ import {
   CommentCreateSchema,
   CommentListSchema,
   EventListSchema,
+  EventStreamTicketSchema,
   OrderSchema,
   OrderCreateSchema,
   OrderItemListSchema,
@@ -46,6 +47,7 @@ export const operations = {
     "path": "/orders",
     "url": "/api/v1/orders",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "orders:read"
     ],
@@ -185,6 +187,7 @@ export const operations = {
     "path": "/orders",
     "url": "/api/v1/orders",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "orders:write"
     ],
@@ -308,6 +311,7 @@ export const operations = {
     "path": "/orders/{id}",
     "url": "/api/v1/orders/:id",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "orders:read"
     ],
@@ -449,6 +453,7 @@ export const operations = {
     "path": "/orders/{id}",
     "url": "/api/v1/orders/:id",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "orders:write"
     ],
@@ -605,6 +610,7 @@ export const operations = {
     "path": "/orders/{id}",
     "url": "/api/v1/orders/:id",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "orders:write"
     ],
@@ -762,6 +768,7 @@ export const operations = {
     "path": "/orders/{id}",
     "url": "/api/v1/orders/:id",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "orders:write"
     ],
@@ -894,6 +901,7 @@ export const operations = {
     "path": "/orders/{id}/items",
     "url": "/api/v1/orders/:id/items",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "orders:read"
     ],
@@ -1042,6 +1050,7 @@ export const operations = {
     "path": "/orders/{id}/payment",
     "url": "/api/v1/orders/:id/payment",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "orders:write"
     ],
@@ -1204,6 +1213,7 @@ export const operations = {
     "path": "/orders/{id}/cancellation",
     "url": "/api/v1/orders/:id/cancellation",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "orders:write"
     ],
@@ -1366,6 +1376,7 @@ export const operations = {
     "path": "/orders/{id}/refund",
     "url": "/api/v1/orders/:id/refund",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "orders:write"
     ],
@@ -1528,6 +1539,7 @@ export const operations = {
     "path": "/articles",
     "url": "/api/v1/articles",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -1658,6 +1670,7 @@ export const operations = {
     "path": "/articles",
     "url": "/api/v1/articles",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "articles:write"
     ],
@@ -1781,6 +1794,7 @@ export const operations = {
     "path": "/articles/{id}",
     "url": "/api/v1/articles/:id",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -1920,6 +1934,7 @@ export const operations = {
     "path": "/articles/{id}",
     "url": "/api/v1/articles/:id",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "articles:write"
     ],
@@ -2062,6 +2077,7 @@ export const operations = {
     "path": "/articles/{id}",
     "url": "/api/v1/articles/:id",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "articles:write"
     ],
@@ -2205,6 +2221,7 @@ export const operations = {
     "path": "/articles/{id}",
     "url": "/api/v1/articles/:id",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "articles:write"
     ],
@@ -2330,6 +2347,7 @@ export const operations = {
     "path": "/articles/{id}/comments",
     "url": "/api/v1/articles/:id/comments",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -2476,6 +2494,7 @@ export const operations = {
     "path": "/articles/{id}/comments",
     "url": "/api/v1/articles/:id/comments",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "articles:write"
     ],
@@ -2628,6 +2647,7 @@ export const operations = {
     "path": "/users",
     "url": "/api/v1/users",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "admin"
     ],
@@ -2747,6 +2767,7 @@ export const operations = {
     "path": "/users",
     "url": "/api/v1/users",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "admin"
     ],
@@ -2870,6 +2891,7 @@ export const operations = {
     "path": "/users/{id}",
     "url": "/api/v1/users/:id",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -3009,6 +3031,7 @@ export const operations = {
     "path": "/users/{id}/orders",
     "url": "/api/v1/users/:id/orders",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "orders:read"
     ],
@@ -3171,6 +3194,7 @@ export const operations = {
     "path": "/products",
     "url": "/api/v1/products",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -3288,6 +3312,7 @@ export const operations = {
     "path": "/products",
     "url": "/api/v1/products",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "admin"
     ],
@@ -3411,6 +3436,7 @@ export const operations = {
     "path": "/events",
     "url": "/api/v1/events",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -3545,6 +3571,7 @@ export const operations = {
     "path": "/events/stream",
     "url": "/api/v1/events/stream",
     "authenticated": true,
+    "queryCredential": "ticket",
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -3566,6 +3593,11 @@ export const operations = {
             "examples": [
               "order.created,order.status_changed"
             ]
+          },
+          "ticket": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200
           }
         },
         "additionalProperties": false
@@ -3664,12 +3696,106 @@ export const operations = {
       }
     }
   },
+  "createEventStreamTicket": {
+    "operationId": "createEventStreamTicket",
+    "method": "POST",
+    "path": "/events/stream-tickets",
+    "url": "/api/v1/events/stream-tickets",
+    "authenticated": true,
+    "queryCredential": null,
+    "scopes": [],
+    "requestBodyRequired": false,
+    "requestMediaTypes": [],
+    "queryDefaults": [],
+    "schema": {
+      "response": {
+        "201": {
+          "content": {
+            "application/json": {
+              "schema": EventStreamTicketSchema
+            }
+          }
+        },
+        "400": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "401": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "406": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "413": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "414": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "415": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "default": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        }
+      }
+    }
+  },
   "getOpenApiJson": {
     "operationId": "getOpenApiJson",
     "method": "GET",
     "path": "/openapi.json",
     "url": "/api/v1/openapi.json",
     "authenticated": false,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -3743,6 +3869,7 @@ export const operations = {
     "path": "/openapi.yaml",
     "url": "/api/v1/openapi.yaml",
     "authenticated": false,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -3816,6 +3943,7 @@ export const operations = {
     "path": "/webhook-endpoints",
     "url": "/api/v1/webhook-endpoints",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -3920,6 +4048,7 @@ export const operations = {
     "path": "/webhook-endpoints",
     "url": "/api/v1/webhook-endpoints",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": true,
     "requestMediaTypes": [
@@ -4022,6 +4151,7 @@ export const operations = {
     "path": "/webhook-endpoints/{id}",
     "url": "/api/v1/webhook-endpoints/:id",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -4136,6 +4266,7 @@ export const operations = {
     "path": "/webhook-endpoints/{id}",
     "url": "/api/v1/webhook-endpoints/:id",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -4243,6 +4374,7 @@ export const operations = {
     "path": "/webhook-endpoints/{id}/deliveries",
     "url": "/api/v1/webhook-endpoints/:id/deliveries",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -4376,6 +4508,7 @@ export const operations = {
     "path": "/webhook-endpoints/{id}/deliveries/{deliveryId}/attempts",
     "url": "/api/v1/webhook-endpoints/:id/deliveries/:deliveryId/attempts",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -4516,6 +4649,7 @@ export const operations = {
     "path": "/webhook-endpoints/{id}/deliveries/{deliveryId}/retry",
     "url": "/api/v1/webhook-endpoints/:id/deliveries/:deliveryId/retry",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -4643,4 +4777,4 @@ export const operations = {
 export type OperationId = keyof typeof operations
 
 /** The operationIds, in document order. */
-export const operationIds: readonly OperationId[] = ["listOrders","createOrder","getOrder","replaceOrder","updateOrder","deleteOrder","listOrderItems","payOrder","cancelOrder","refundOrder","listArticles","createArticle","getArticle","replaceArticle","updateArticle","deleteArticle","listArticleComments","createArticleComment","listUsers","createUser","getUser","listUserOrders","listProducts","createProduct","listEvents","streamEvents","getOpenApiJson","getOpenApiYaml","listWebhookEndpoints","createWebhookEndpoint","getWebhookEndpoint","deleteWebhookEndpoint","listWebhookDeliveries","listWebhookDeliveryAttempts","retryWebhookDelivery"]
+export const operationIds: readonly OperationId[] = ["listOrders","createOrder","getOrder","replaceOrder","updateOrder","deleteOrder","listOrderItems","payOrder","cancelOrder","refundOrder","listArticles","createArticle","getArticle","replaceArticle","updateArticle","deleteArticle","listArticleComments","createArticleComment","listUsers","createUser","getUser","listUserOrders","listProducts","createProduct","listEvents","streamEvents","createEventStreamTicket","getOpenApiJson","getOpenApiYaml","listWebhookEndpoints","createWebhookEndpoint","getWebhookEndpoint","deleteWebhookEndpoint","listWebhookDeliveries","listWebhookDeliveryAttempts","retryWebhookDelivery"]

@@ -334,11 +334,31 @@ export interface paths {
         };
         /**
          * Stream events (Server-Sent Events)
-         * @description The caller's events as they happen, as `text/event-stream`: each event is `id: <event id>`, `event: <type>` and `data: <the Event as JSON>`. Resume after the last id received with `Last-Event-ID` (what EventSource sends when it reconnects) or `after`; without either the stream starts with the next event. A comment line (`: keep-alive`) every 15 s keeps proxies open. At most 10 open streams per caller on one server (429). The stream ends when the token expires or the server shuts down: reconnect with Last-Event-ID.
+         * @description The caller's events as they happen, as `text/event-stream`: each event is `id: <event id>`, `event: <type>` and `data: <the Event as JSON>`. Resume after the last id received with `Last-Event-ID` (what EventSource sends when it reconnects) or `after`; without either the stream starts with the next event. A comment line (`: keep-alive`) every 15 s keeps proxies open. At most 10 open streams per caller on one server (429). The stream ends when the token expires or the server shuts down: reconnect with Last-Event-ID. A browser's `EventSource`, which cannot send `Authorization`, authenticates with a stream ticket instead (`?ticket=`, from `POST /events/stream-tickets`): usable once, so a reconnect takes a new ticket and resumes with `after=<the last event id received>`.
          */
         get: operations["streamEvents"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/stream-tickets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a stream ticket
+         * @description A ticket for opening `GET /events/stream?ticket=…` where `Authorization` cannot be sent (a browser's `EventSource`): valid 30 seconds (never past the token's own expiry), usable once, on any instance, and the stream it opens is this caller's, with this token's scopes. No body.
+         */
+        post: operations["createEventStreamTicket"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1247,6 +1267,16 @@ export interface components {
             /** @description Pass back as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
         };
+        /** @description A single-use credential for `GET /events/stream?ticket=…`. */
+        EventStreamTicket: {
+            /** @description Pass as `ticket` once; opaque. */
+            ticket: string;
+            /**
+             * Format: date-time
+             * @description Unused after this, the ticket is refused.
+             */
+            expires_at: string;
+        };
         /** @description A page of events, oldest first (list envelope B). */
         EventList: {
             data: components["schemas"]["Event"][];
@@ -1688,6 +1718,8 @@ export interface components {
         EventsAfter: string;
         /** @description Only these event types, comma-separated: order.created, order.status_changed, article.created, comment.added. */
         EventTypes: string;
+        /** @description A stream ticket from `POST /events/stream-tickets`, instead of `Authorization` (for `EventSource`). Usable once. */
+        StreamTicket: string;
         /** @description The id of the last event received (EventSource sends it when it reconnects); the stream resumes after it. Wins over `after`. */
         LastEventId: string;
         /** @description Page size, 1-100. */
@@ -3518,6 +3550,8 @@ export interface operations {
                 after?: components["parameters"]["EventsAfter"];
                 /** @description Only these event types, comma-separated: order.created, order.status_changed, article.created, comment.added. */
                 types?: components["parameters"]["EventTypes"];
+                /** @description A stream ticket from `POST /events/stream-tickets`, instead of `Authorization` (for `EventSource`). Usable once. */
+                ticket?: components["parameters"]["StreamTicket"];
             };
             header?: {
                 /** @description The id of the last event received (EventSource sends it when it reconnects); the stream resumes after it. Wins over `after`. */
@@ -3556,6 +3590,49 @@ export interface operations {
             406: components["responses"]["NotAcceptable"];
             408: components["responses"]["RequestTimeout"];
             410: components["responses"]["EventsExpired"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            default: components["responses"]["InternalError"];
+        };
+    };
+    createEventStreamTicket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket. */
+            201: {
+                headers: {
+                    /** @description `no-store`: a credential is never cached. */
+                    "Cache-Control"?: string;
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "ticket": "est_q8Jr2Lw0X3n5Vb7Tz1Kc4Hs6Pm9Ya0Df",
+                     *       "expires_at": "2026-11-25T10:00:30.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EventStreamTicket"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["URITooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];

@@ -1614,6 +1614,27 @@ export const WebhookDeliveryAttemptListSchema = {
   }
 }
 
+export const EventStreamTicketSchema = {
+  "type": "object",
+  "additionalProperties": false,
+  "required": [
+    "ticket",
+    "expires_at"
+  ],
+  "description": "A single-use credential for `GET /events/stream?ticket=…`.",
+  "properties": {
+    "ticket": {
+      "type": "string",
+      "description": "Pass as `ticket` once; opaque."
+    },
+    "expires_at": {
+      "type": "string",
+      "format": "date-time",
+      "description": "Unused after this, the ticket is refused."
+    }
+  }
+}
+
 export const EventListSchema = {
   "type": "object",
   "additionalProperties": false,
