@@ -44,9 +44,14 @@ const REPRESENTATIONS = digest('sha256', JSON.stringify(contractSchemas), 'base6
 export function etagOf(representation: object): string {
   if ('id' in representation && 'updated_at' in representation) {
     const { id, updated_at } = representation
-    if (typeof id === 'number' && typeof updated_at === 'string') return `"${REPRESENTATIONS}.${id}.${updated_at}"`
+    if (typeof id === 'number' && typeof updated_at === 'string') return etagOfVersion(id, updated_at)
   }
   return hash(JSON.stringify(representation))
+}
+
+/** The ETag of the full representation of the record `id` at version `updatedAt` (see etagOf). */
+export function etagOfVersion(id: number, updatedAt: string): string {
+  return `"${REPRESENTATIONS}.${id}.${updatedAt}"`
 }
 
 /** An entity tag without its weakness indicator: `W/"x"` and `"x"` have the same opaque tag. */

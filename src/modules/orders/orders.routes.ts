@@ -2,7 +2,7 @@
 import type { AppConfig } from '../../config.ts'
 import type { Order } from '../../contract-types.ts'
 import { ifMatch } from '../../http/conditional-requests.ts'
-import { sendCollection, sendNestedCollection, sendRecord } from '../../http/envelopes.ts'
+import { sendCollectionText, sendNestedCollection, sendNestedCollectionText, sendRecord, sendRecordText } from '../../http/envelopes.ts'
 import { operationUrl } from '../../http/locations.ts'
 import type { OperationHandler, OperationHandlers } from '../../http/register-operations.ts'
 import { answerWrite } from '../../http/write-answers.ts'
@@ -34,7 +34,7 @@ export function orderHandlers(orders: OrdersService, config: AppConfig): Operati
         { status, userId: user_id, sort, cursor, limit },
         { total: true, everyCursor: false },
       )
-      return sendCollection(request, reply, config.publicUrl, page, fields)
+      return sendCollectionText(request, reply, config.publicUrl, page, fields)
     },
 
     createOrder: async (request, reply) =>
@@ -46,8 +46,8 @@ export function orderHandlers(orders: OrdersService, config: AppConfig): Operati
       ),
 
     getOrder: async (request, reply) => {
-      const order = await orders.get(requireCaller(request), request.params.id)
-      return sendRecord(reply, order, request.query.fields)
+      const order = await orders.getText(requireCaller(request), request.params.id)
+      return sendRecordText(reply, order, request.query.fields)
     },
 
     replaceOrder: async (request, reply) => {
@@ -80,7 +80,7 @@ export function orderHandlers(orders: OrdersService, config: AppConfig): Operati
         { status, sort, cursor, limit },
         { total: false, everyCursor: false },
       )
-      return sendNestedCollection(reply, page, fields)
+      return sendNestedCollectionText(reply, page, fields)
     },
 
     payOrder: action('payment'),
