@@ -91,7 +91,11 @@ function schemasFile(schemas: Json): string {
 }
 
 /** Whether a bearer token is required, and the scopes it needs (`x-required-scopes`, else the requirement's list). */
-export function security(document: Json, operation: Json, where: string): { authenticated: boolean; scopes: unknown[] } {
+export function security(
+  document: Json,
+  operation: Json,
+  where: string,
+): { authenticated: boolean; queryCredential: string | null; scopes: unknown[] } {
   const requirements = operation.security ?? document.security ?? []
   if (!Array.isArray(requirements) || !requirements.every(isObject)) fail(`${where}.security`, 'must be a list of requirements')
   // An empty requirement makes the credential optional; no requirement at all makes it absent.
@@ -99,7 +103,15 @@ export function security(document: Json, operation: Json, where: string): { auth
   const listed = requirements.flatMap((requirement) => Object.values(requirement).flat())
   const scopes = operation['x-required-scopes'] ?? listed
   if (!Array.isArray(scopes)) fail(`${where}.x-required-scopes`, 'must be a list')
-  return { authenticated, scopes }
+  // An alternative credential in the query string (an `apiKey` scheme `in: query`: the stream
+  // ticket): its parameter's name, so that the router lets a request carrying it reach the handler.
+  const schemes = isObject(document.components) && isObject(document.components.securitySchemes) ? document.components.securitySchemes : {}
+  const inQuery = requirements
+    .flatMap((requirement) => Object.keys(requirement))
+    .map((name) => schemes[name])
+    .find((scheme) => isObject(scheme) && scheme.type === 'apiKey' && scheme.in === 'query')
+  const queryCredential = isObject(inQuery) && typeof inQuery.name === 'string' ? inQuery.name : null
+  return { authenticated, queryCredential, scopes }
 }
 
 function operationEntry(document: Json, path: string, method: string, pathItem: Json, operation: Json, prefix: string): Json {

@@ -38,6 +38,7 @@ import webhooksPlugin from './plugins/webhooks.ts'
 import { createServices } from './services.ts'
 import { createCacheInvalidator } from './graphql/cache.ts'
 import { healthRoutes } from './modules/meta/health.routes.ts'
+import { apiIndexRoutes } from './modules/meta/api-index.routes.ts'
 import { restHandlers } from './modules/rest-handlers.ts'
 import { graphqlPlugin } from './graphql/plugin.ts'
 import { mcpRoutes } from './mcp/plugin.ts'
@@ -162,6 +163,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     },
   })
   await app.register(healthRoutes)
+  await app.register(apiIndexRoutes, { config, contract: contracts.openApiDocument })
   // Deprecation headers come from the contract the app is built from (options.contracts), once per route.
   const deprecated = deprecatedOperations(contracts.openApiDocument)
   await app.register(async (api) => registerOperations(api, restHandlers({ app: api, config, served }), deprecated))

@@ -9,6 +9,7 @@ import type { Database } from './db/schema.ts'
 import { createCursorCodec } from './pagination/cursor.ts'
 import { createArticlesService } from './modules/articles/articles.service.ts'
 import { createEventsService } from './modules/events/events.service.ts'
+import { createStreamTicketsService } from './modules/events/stream-tickets.service.ts'
 import { createOrdersService } from './modules/orders/orders.service.ts'
 import { createProductsService } from './modules/products/products.service.ts'
 import { createUsersService } from './modules/users/users.service.ts'
@@ -30,6 +31,7 @@ export function createServices(dependencies: {
     products: createProductsService({ db: dependencies.db, cursors, commands, invalidate }),
     articles: createArticlesService({ db: dependencies.db, cursors, commands, invalidate }),
     events: createEventsService({ db: dependencies.db, cursors }),
+    streamTickets: createStreamTicketsService({ db: dependencies.db }),
     webhooks: createWebhooksService({ db: dependencies.db, cursors, config: dependencies.config.webhooks }),
   }
 }

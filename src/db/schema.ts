@@ -122,6 +122,8 @@ export interface WebhookDeliveryTable {
   endpoint_id: number
   event_seq: number
   event_type: string
+  /** The `webhook-id` header of each of its attempts: random, so unique across databases (migration 0007). */
+  webhook_id: string
   /** The public event as sent, byte for byte the same on every attempt (it is signed). */
   payload: string
   status: Generated<WebhookDeliveryStatus>
@@ -132,6 +134,32 @@ export interface WebhookDeliveryTable {
   last_response_status: number | null
   last_error: string | null
   created_at: CreatedAt
+}
+
+/** One attempt of one delivery (migration 0007). */
+export interface WebhookDeliveryAttemptTable {
+  id: Generated<number>
+  delivery_id: number
+  attempted_at: Date
+  duration_ms: number
+  /** The answer's status; null when none came (the error says why). */
+  response_status: number | null
+  error: string | null
+  /** The first bytes of the receiver's answer, as text. */
+  response_body: string | null
+}
+
+/** A single-use credential for opening an event stream (migration 0008); the caller as its token established it. */
+export interface EventStreamTicketTable {
+  /** SHA-256 of the ticket, hex: the ticket itself is never stored. */
+  ticket_hash: string
+  subject: string
+  user_id: number
+  admin: boolean
+  /** The token's scopes, space-separated as in its `scope` claim. */
+  scopes: string
+  token_expires_at: Date
+  expires_at: Date
 }
 
 export interface Database {
@@ -147,6 +175,8 @@ export interface Database {
   event_log_horizon: EventLogHorizonTable
   webhook_endpoints: WebhookEndpointTable
   webhook_deliveries: WebhookDeliveryTable
+  webhook_delivery_attempts: WebhookDeliveryAttemptTable
+  event_stream_tickets: EventStreamTicketTable
 }
 
 export type CompanyRow = Selectable<CompanyTable>
@@ -158,3 +188,5 @@ export type ArticleRow = Selectable<ArticleTable>
 export type CommentRow = Selectable<CommentTable>
 export type WebhookEndpointRow = Selectable<WebhookEndpointTable>
 export type WebhookDeliveryRow = Selectable<WebhookDeliveryTable>
+export type WebhookDeliveryAttemptRow = Selectable<WebhookDeliveryAttemptTable>
+export type EventStreamTicketRow = Selectable<EventStreamTicketTable>

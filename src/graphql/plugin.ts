@@ -22,7 +22,7 @@ import { createBoundedPubSub, SLOW_SUBSCRIBER_CLOSE_CODE } from './pubsub.ts'
 import { registerSubscriptionTransport } from './websocket.ts'
 import { persistedQueryProvider } from './persisted-queries.ts'
 import { refuseUnstorableText } from './storable-text.ts'
-import { refuseMalformedRequests } from './request-problems.ts'
+import { missesQuery, refuseMalformedRequests } from './request-problems.ts'
 import { addGraphqlRouteHooks } from './route-hooks.ts'
 import { registerGraphiql } from './graphiql.ts'
 import { refuseNonUtf8GraphqlDocuments } from '../http/utf8-bodies.ts'
@@ -38,6 +38,15 @@ function refuse(request: FastifyRequest, reply: FastifyReply, error: ApiError): 
   return reply
     .code(error.status)
     .send({ errors: [{ message: error.detail, extensions: { code: graphqlCodeOf(error.code) } }], extensions: { requestId: request.id } })
+}
+
+/**
+ * A browser tab opening /graphql (a GET for HTML with no query) is sent to GraphiQL, before the
+ * credential is asked for: a person who typed the URL wants the explorer (decisions §13, "Front doors").
+ */
+function redirectBrowserToGraphiql(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
+  if (request.method !== 'GET' || !request.headers.accept?.includes('text/html') || !missesQuery(request.query)) return undefined
+  return reply.redirect('/graphiql', 302)
 }
 
 function rejectUnauthenticated(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
@@ -70,6 +79,7 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
     })
     // JSON bodies are checked by the app's parser; Mercurius reads application/graphql with its own.
     refuseNonUtf8GraphqlDocuments(app, '/graphql')
+    const graphiql = options.config.nodeEnv !== 'production'
     const persistedQueries = persistedQueryProvider(options.config.graphql.persistedOnly, options.config.graphql.persistedManifest)
     // The endpoint's own request checks, on its routes only (route-hooks.ts).
     addGraphqlRouteHooks(app, '/graphql', {
@@ -80,7 +90,7 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
         const refused =
           request.headers.upgrade?.toLowerCase() === 'websocket'
             ? rejectCrossOrigin(options.config.corsOrigins, request, reply) !== undefined
-            : rejectUnauthenticated(request, reply) !== undefined
+            : (graphiql && redirectBrowserToGraphiql(request, reply) !== undefined) || rejectUnauthenticated(request, reply) !== undefined
         // A hook that has sent the answer must not call done.
         if (!refused) done()
       },
@@ -124,7 +134,7 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
       },
       persistedQueryProvider: persistedQueries,
     })
-    if (options.config.nodeEnv !== 'production') await registerGraphiql(app, '/graphql')
+    if (graphiql) await registerGraphiql(app, '/graphql')
     refuseUnstorableText(app)
     // Before observeGraphql's onResolution: an abandoned response is then counted as refused.
     app.graphql.addHook('onResolution', boundResponses(options.config.graphql.maxResponseBytes))

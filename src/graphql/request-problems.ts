@@ -74,6 +74,14 @@ function namesPersistedQuery(extensions: unknown): boolean {
   return isObject(parsed) && parsed.persistedQuery !== undefined
 }
 
+export const MISSING_GET_QUERY =
+  'The request has no "query" parameter: send the GraphQL document as ?query=… (or POST it as JSON). A browser is sent to GraphiQL at /graphiql.'
+
+/** Whether a GET's query string carries neither a document nor a persisted query's hash. */
+export function missesQuery(parameters: unknown): boolean {
+  return !isObject(parameters) || (parameters.query === undefined && !namesPersistedQuery(parameters.extensions))
+}
+
 /** How many document texts the nesting verdict is remembered for, per app. */
 export const NESTING_VERDICTS_KEPT = 512
 
@@ -137,6 +145,10 @@ export function refuseMalformedRequests() {
       // GraphQL-over-HTTP: `"extensions": null` means no extensions (Mercurius' schema wants an object).
       const body = request.body
       if (isObject(body) && body.extensions === null) delete body.extensions
+    } else if (request.headers.upgrade?.toLowerCase() !== 'websocket' && missesQuery(request.query)) {
+      // A GET (not a WebSocket upgrade) without a document or a persisted query's hash: say so
+      // (Mercurius would answer PERSISTED_QUERY_NOT_FOUND "Unknown query", as if a hash had been sent).
+      throw badGraphqlRequest(MISSING_GET_QUERY)
     }
     // A POST's body, a GET's (or HEAD's) query string.
     const unparsable = documentTextProblem(request.method === 'POST' ? request.body : request.query, nesting)

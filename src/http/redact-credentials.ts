@@ -18,6 +18,8 @@ const CREDENTIAL_PARAMETERS = new Set([
   'authorization',
   'password',
   'clientsecret',
+  // A stream ticket (GET /events/stream?ticket=): single-use, but a credential all the same.
+  'ticket',
 ])
 
 /** A JWT anywhere (three base64url parts, the first an encoded JSON object), whatever it is called. */

@@ -26,6 +26,13 @@ type BodyOf<RequestBody> = [NonNullable<RequestBody>] extends [never]
     ? Content[keyof Content]
     : never
 
+/** Whether the request carries the operation's query-string credential (`queryCredential`), when it has one. */
+function carriesQueryCredential(request: FastifyRequest, name: string | null): boolean {
+  if (name === null || request.headers.authorization !== undefined) return false
+  const query: unknown = request.query
+  return typeof query === 'object' && query !== null && Object.hasOwn(query, name)
+}
+
 /** What Fastify hands an operation's handler once the contract has validated (and coerced) it. */
 export interface OperationRequest<K extends OperationId> extends RouteGenericInterface {
   Params: Part<ParametersOf<K>['path']>
@@ -90,7 +97,8 @@ function registerOperation<K extends OperationId>(
     // Callback-style: no promise per hook per request; Fastify turns a throw into the
     // request's error all the same.
     preParsing: (request: FastifyRequest, _reply: FastifyReply, payload, done) => {
-      if (operation.authenticated) requireCaller(request)
+      // A credential in the query string (the stream ticket) is the handler's to redeem.
+      if (operation.authenticated && !carriesQueryCredential(request, operation.queryCredential)) requireCaller(request)
       if (!hasBody(request)) {
         // An empty body is no body, whatever Content-Type says (decisions §12): a generated
         // client's payOrder(id) sends `Content-Type: application/json` with nothing after it.

@@ -27,6 +27,8 @@ export const CORS_ALLOWED_HEADERS = [
   'Idempotency-Key',
   'If-Match',
   'If-None-Match',
+  // A fetch() stream reader resuming an event stream as EventSource does (decisions §13).
+  'Last-Event-ID',
   'X-Request-Id',
   'traceparent',
   'tracestate',

@@ -48,12 +48,20 @@ t.test('every operation in openapi.yaml has a route, unless it is listed as not 
 t.test('every registered route under the API prefix is an operation of openapi.yaml', async (t) => {
   const routes: Array<{ method: string; url: string }> = []
   const app = await build(t, {})
-  // printRoutes is the only public listing of registered routes; parse its method-annotated form.
+  // printRoutes is the only public listing of registered routes; parse its method-annotated tree,
+  // where a route below another (`/:id` under `/orders`, `/orders` under the index `/api/v1`) is
+  // printed relative to it, one level deeper per four characters of indentation.
   const listing = app.printRoutes({ commonPrefix: false, includeMeta: false })
+  const ancestors: string[] = []
   for (const line of listing.split('\n')) {
-    const match = /(\/\S*) \(([A-Z, ]+)\)/.exec(line.replace(/^[\s│├└─]+/, ''))
+    const name = line.replace(/^[\s│├└─]+/, '')
+    const match = /^(\S*) \(([A-Z, ]+)\)/.exec(name)
     if (!match) continue
-    for (const method of match[2]!.split(', ')) routes.push({ method, url: match[1]! })
+    const depth = (line.length - name.length) / 4 - 1
+    ancestors.length = depth
+    const url = (ancestors.at(-1) ?? '') + match[1]!
+    ancestors.push(url)
+    for (const method of match[2]!.split(', ')) routes.push({ method, url })
   }
   const apiRoutes = routes.filter((route) => route.url.startsWith(`${prefix}/`) && route.method !== 'HEAD')
   t.ok(apiRoutes.length > 0, 'found the API routes')

@@ -18,6 +18,7 @@ const ALLOWED_HEADERS = [
   'Idempotency-Key',
   'If-Match',
   'If-None-Match',
+  'Last-Event-ID',
   'X-Request-Id',
   'traceparent',
   'tracestate',

@@ -5,6 +5,8 @@ import * as idempotencyClaim from './0003-idempotency-claim.ts'
 import * as eventLog from './0004-event-log.ts'
 import * as webhooks from './0005-webhooks.ts'
 import * as idempotencyReplay from './0006-idempotency-replay.ts'
+import * as webhookAttempts from './0007-webhook-attempts.ts'
+import * as eventStreamTickets from './0008-event-stream-tickets.ts'
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the compiled
@@ -17,4 +19,6 @@ export const migrations: Record<string, Migration> = {
   '0004-event-log': eventLog,
   '0005-webhooks': webhooks,
   '0006-idempotency-replay': idempotencyReplay,
+  '0007-webhook-attempts': webhookAttempts,
+  '0008-event-stream-tickets': eventStreamTickets,
 }

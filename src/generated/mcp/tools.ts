@@ -1874,6 +1874,25 @@ export const restTools: RestTool[] = [
     ]
   },
   {
+    "name": "createEventStreamTicket",
+    "title": "Get a stream ticket",
+    "description": "A ticket for opening `GET /events/stream?ticket=…` where `Authorization` cannot be sent (a browser's `EventSource`): valid 30 seconds (never past the token's own expiry), usable once, on any instance, and the stream it opens is this caller's, with this token's scopes. No body.\n\nPOST /api/v1/events/stream-tickets. Any valid token may call it.",
+    "inputSchema": {
+      "type": "object",
+      "properties": {},
+      "additionalProperties": false
+    },
+    "annotations": {
+      "readOnlyHint": false,
+      "destructiveHint": false,
+      "idempotentHint": false,
+      "openWorldHint": false
+    },
+    "method": "POST",
+    "path": "/api/v1/events/stream-tickets",
+    "arguments": []
+  },
+  {
     "name": "getOpenApiJson",
     "title": "This contract as JSON",
     "description": "The OpenAPI document the server was built from, as JSON. No credential needed.\n\nGET /api/v1/openapi.json. Any valid token may call it.",
@@ -2125,6 +2144,74 @@ export const restTools: RestTool[] = [
     "arguments": [
       {
         "name": "id",
+        "in": "path"
+      },
+      {
+        "name": "limit",
+        "in": "query"
+      },
+      {
+        "name": "cursor",
+        "in": "query"
+      }
+    ]
+  },
+  {
+    "name": "listWebhookDeliveryAttempts",
+    "title": "List a delivery's attempts",
+    "description": "Every attempt of the delivery, oldest first (list envelope B): when it started, how long it took, the receiver's status (null when no answer came: then `error` says why, a timeout or a network error) and the first 1,024 bytes of its answer as text.\n\nGET /api/v1/webhook-endpoints/{id}/deliveries/{deliveryId}/attempts. Any valid token may call it.",
+    "inputSchema": {
+      "type": "object",
+      "properties": {
+        "id": {
+          "type": "integer",
+          "format": "int32",
+          "minimum": 1,
+          "maximum": 2147483647,
+          "description": "The webhook endpoint's id, a canonical decimal integer."
+        },
+        "deliveryId": {
+          "type": "integer",
+          "format": "int32",
+          "minimum": 1,
+          "maximum": 2147483647,
+          "description": "The delivery's id, a canonical decimal integer."
+        },
+        "limit": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 100,
+          "default": 20,
+          "description": "Page size, 1-100."
+        },
+        "cursor": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 512,
+          "description": "Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400."
+        }
+      },
+      "required": [
+        "id",
+        "deliveryId"
+      ],
+      "additionalProperties": false
+    },
+    "annotations": {
+      "readOnlyHint": true,
+      "destructiveHint": false,
+      "idempotentHint": true,
+      "openWorldHint": false
+    },
+    "method": "GET",
+    "path": "/api/v1/webhook-endpoints/{id}/deliveries/{deliveryId}/attempts",
+    "arguments": [
+      {
+        "name": "id",
+        "in": "path"
+      },
+      {
+        "name": "deliveryId",
         "in": "path"
       },
       {

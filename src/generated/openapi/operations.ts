@@ -12,6 +12,7 @@ import {
   CommentCreateSchema,
   CommentListSchema,
   EventListSchema,
+  EventStreamTicketSchema,
   OrderSchema,
   OrderCreateSchema,
   OrderItemListSchema,
@@ -30,6 +31,7 @@ import {
   UserPageSchema,
   UserSparseSchema,
   WebhookDeliverySchema,
+  WebhookDeliveryAttemptListSchema,
   WebhookDeliveryListSchema,
   WebhookEndpointSchema,
   WebhookEndpointCreateSchema,
@@ -45,6 +47,7 @@ export const operations = {
     "path": "/orders",
     "url": "/api/v1/orders",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "orders:read"
     ],
@@ -184,6 +187,7 @@ export const operations = {
     "path": "/orders",
     "url": "/api/v1/orders",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "orders:write"
     ],
@@ -307,6 +311,7 @@ export const operations = {
     "path": "/orders/{id}",
     "url": "/api/v1/orders/:id",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "orders:read"
     ],
@@ -448,6 +453,7 @@ export const operations = {
     "path": "/orders/{id}",
     "url": "/api/v1/orders/:id",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "orders:write"
     ],
@@ -604,6 +610,7 @@ export const operations = {
     "path": "/orders/{id}",
     "url": "/api/v1/orders/:id",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "orders:write"
     ],
@@ -761,6 +768,7 @@ export const operations = {
     "path": "/orders/{id}",
     "url": "/api/v1/orders/:id",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "orders:write"
     ],
@@ -893,6 +901,7 @@ export const operations = {
     "path": "/orders/{id}/items",
     "url": "/api/v1/orders/:id/items",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "orders:read"
     ],
@@ -1041,6 +1050,7 @@ export const operations = {
     "path": "/orders/{id}/payment",
     "url": "/api/v1/orders/:id/payment",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "orders:write"
     ],
@@ -1203,6 +1213,7 @@ export const operations = {
     "path": "/orders/{id}/cancellation",
     "url": "/api/v1/orders/:id/cancellation",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "orders:write"
     ],
@@ -1365,6 +1376,7 @@ export const operations = {
     "path": "/orders/{id}/refund",
     "url": "/api/v1/orders/:id/refund",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "orders:write"
     ],
@@ -1527,6 +1539,7 @@ export const operations = {
     "path": "/articles",
     "url": "/api/v1/articles",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -1657,6 +1670,7 @@ export const operations = {
     "path": "/articles",
     "url": "/api/v1/articles",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "articles:write"
     ],
@@ -1780,6 +1794,7 @@ export const operations = {
     "path": "/articles/{id}",
     "url": "/api/v1/articles/:id",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -1919,6 +1934,7 @@ export const operations = {
     "path": "/articles/{id}",
     "url": "/api/v1/articles/:id",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "articles:write"
     ],
@@ -2061,6 +2077,7 @@ export const operations = {
     "path": "/articles/{id}",
     "url": "/api/v1/articles/:id",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "articles:write"
     ],
@@ -2204,6 +2221,7 @@ export const operations = {
     "path": "/articles/{id}",
     "url": "/api/v1/articles/:id",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "articles:write"
     ],
@@ -2329,6 +2347,7 @@ export const operations = {
     "path": "/articles/{id}/comments",
     "url": "/api/v1/articles/:id/comments",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -2475,6 +2494,7 @@ export const operations = {
     "path": "/articles/{id}/comments",
     "url": "/api/v1/articles/:id/comments",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "articles:write"
     ],
@@ -2627,6 +2647,7 @@ export const operations = {
     "path": "/users",
     "url": "/api/v1/users",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "admin"
     ],
@@ -2746,6 +2767,7 @@ export const operations = {
     "path": "/users",
     "url": "/api/v1/users",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "admin"
     ],
@@ -2869,6 +2891,7 @@ export const operations = {
     "path": "/users/{id}",
     "url": "/api/v1/users/:id",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -3008,6 +3031,7 @@ export const operations = {
     "path": "/users/{id}/orders",
     "url": "/api/v1/users/:id/orders",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "orders:read"
     ],
@@ -3170,6 +3194,7 @@ export const operations = {
     "path": "/products",
     "url": "/api/v1/products",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -3287,6 +3312,7 @@ export const operations = {
     "path": "/products",
     "url": "/api/v1/products",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [
       "admin"
     ],
@@ -3410,6 +3436,7 @@ export const operations = {
     "path": "/events",
     "url": "/api/v1/events",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -3544,6 +3571,7 @@ export const operations = {
     "path": "/events/stream",
     "url": "/api/v1/events/stream",
     "authenticated": true,
+    "queryCredential": "ticket",
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -3565,6 +3593,11 @@ export const operations = {
             "examples": [
               "order.created,order.status_changed"
             ]
+          },
+          "ticket": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200
           }
         },
         "additionalProperties": false
@@ -3663,12 +3696,106 @@ export const operations = {
       }
     }
   },
+  "createEventStreamTicket": {
+    "operationId": "createEventStreamTicket",
+    "method": "POST",
+    "path": "/events/stream-tickets",
+    "url": "/api/v1/events/stream-tickets",
+    "authenticated": true,
+    "queryCredential": null,
+    "scopes": [],
+    "requestBodyRequired": false,
+    "requestMediaTypes": [],
+    "queryDefaults": [],
+    "schema": {
+      "response": {
+        "201": {
+          "content": {
+            "application/json": {
+              "schema": EventStreamTicketSchema
+            }
+          }
+        },
+        "400": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "401": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "406": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "413": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "414": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "415": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "default": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        }
+      }
+    }
+  },
   "getOpenApiJson": {
     "operationId": "getOpenApiJson",
     "method": "GET",
     "path": "/openapi.json",
     "url": "/api/v1/openapi.json",
     "authenticated": false,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -3742,6 +3869,7 @@ export const operations = {
     "path": "/openapi.yaml",
     "url": "/api/v1/openapi.yaml",
     "authenticated": false,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -3815,6 +3943,7 @@ export const operations = {
     "path": "/webhook-endpoints",
     "url": "/api/v1/webhook-endpoints",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -3919,6 +4048,7 @@ export const operations = {
     "path": "/webhook-endpoints",
     "url": "/api/v1/webhook-endpoints",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": true,
     "requestMediaTypes": [
@@ -4021,6 +4151,7 @@ export const operations = {
     "path": "/webhook-endpoints/{id}",
     "url": "/api/v1/webhook-endpoints/:id",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -4135,6 +4266,7 @@ export const operations = {
     "path": "/webhook-endpoints/{id}",
     "url": "/api/v1/webhook-endpoints/:id",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -4242,6 +4374,7 @@ export const operations = {
     "path": "/webhook-endpoints/{id}/deliveries",
     "url": "/api/v1/webhook-endpoints/:id/deliveries",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -4369,12 +4502,154 @@ export const operations = {
       }
     }
   },
+  "listWebhookDeliveryAttempts": {
+    "operationId": "listWebhookDeliveryAttempts",
+    "method": "GET",
+    "path": "/webhook-endpoints/{id}/deliveries/{deliveryId}/attempts",
+    "url": "/api/v1/webhook-endpoints/:id/deliveries/:deliveryId/attempts",
+    "authenticated": true,
+    "queryCredential": null,
+    "scopes": [],
+    "requestBodyRequired": false,
+    "requestMediaTypes": [],
+    "queryDefaults": [
+      "limit"
+    ],
+    "schema": {
+      "params": {
+        "type": "object",
+        "properties": {
+          "id": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 1,
+            "maximum": 2147483647
+          },
+          "deliveryId": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 1,
+            "maximum": 2147483647
+          }
+        },
+        "required": [
+          "id",
+          "deliveryId"
+        ],
+        "additionalProperties": false
+      },
+      "querystring": {
+        "type": "object",
+        "properties": {
+          "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 20
+          },
+          "cursor": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 512
+          }
+        },
+        "additionalProperties": false
+      },
+      "response": {
+        "200": {
+          "content": {
+            "application/json": {
+              "schema": WebhookDeliveryAttemptListSchema
+            }
+          }
+        },
+        "400": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "401": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "403": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "404": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "406": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "408": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "414": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "415": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "429": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "431": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        },
+        "default": {
+          "content": {
+            "application/problem+json": {
+              "schema": ProblemSchema
+            }
+          }
+        }
+      }
+    }
+  },
   "retryWebhookDelivery": {
     "operationId": "retryWebhookDelivery",
     "method": "POST",
     "path": "/webhook-endpoints/{id}/deliveries/{deliveryId}/retry",
     "url": "/api/v1/webhook-endpoints/:id/deliveries/:deliveryId/retry",
     "authenticated": true,
+    "queryCredential": null,
     "scopes": [],
     "requestBodyRequired": false,
     "requestMediaTypes": [],
@@ -4502,4 +4777,4 @@ export const operations = {
 export type OperationId = keyof typeof operations
 
 /** The operationIds, in document order. */
-export const operationIds: readonly OperationId[] = ["listOrders","createOrder","getOrder","replaceOrder","updateOrder","deleteOrder","listOrderItems","payOrder","cancelOrder","refundOrder","listArticles","createArticle","getArticle","replaceArticle","updateArticle","deleteArticle","listArticleComments","createArticleComment","listUsers","createUser","getUser","listUserOrders","listProducts","createProduct","listEvents","streamEvents","getOpenApiJson","getOpenApiYaml","listWebhookEndpoints","createWebhookEndpoint","getWebhookEndpoint","deleteWebhookEndpoint","listWebhookDeliveries","retryWebhookDelivery"]
+export const operationIds: readonly OperationId[] = ["listOrders","createOrder","getOrder","replaceOrder","updateOrder","deleteOrder","listOrderItems","payOrder","cancelOrder","refundOrder","listArticles","createArticle","getArticle","replaceArticle","updateArticle","deleteArticle","listArticleComments","createArticleComment","listUsers","createUser","getUser","listUserOrders","listProducts","createProduct","listEvents","streamEvents","createEventStreamTicket","getOpenApiJson","getOpenApiYaml","listWebhookEndpoints","createWebhookEndpoint","getWebhookEndpoint","deleteWebhookEndpoint","listWebhookDeliveries","listWebhookDeliveryAttempts","retryWebhookDelivery"]

@@ -334,11 +334,31 @@ export interface paths {
         };
         /**
          * Stream events (Server-Sent Events)
-         * @description The caller's events as they happen, as `text/event-stream`: each event is `id: <event id>`, `event: <type>` and `data: <the Event as JSON>`. Resume after the last id received with `Last-Event-ID` (what EventSource sends when it reconnects) or `after`; without either the stream starts with the next event. A comment line (`: keep-alive`) every 15 s keeps proxies open. At most 10 open streams per caller on one server (429). The stream ends when the token expires or the server shuts down: reconnect with Last-Event-ID.
+         * @description The caller's events as they happen, as `text/event-stream`: each event is `id: <event id>`, `event: <type>` and `data: <the Event as JSON>`. Resume after the last id received with `Last-Event-ID` (what EventSource sends when it reconnects) or `after`; without either the stream starts with the next event. A comment line (`: keep-alive`) every 15 s keeps proxies open. At most 10 open streams per caller on one server (429). The stream ends when the token expires or the server shuts down: reconnect with Last-Event-ID. A browser's `EventSource`, which cannot send `Authorization`, authenticates with a stream ticket instead (`?ticket=`, from `POST /events/stream-tickets`): usable once, so a reconnect takes a new ticket and resumes with `after=<the last event id received>`.
          */
         get: operations["streamEvents"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/stream-tickets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a stream ticket
+         * @description A ticket for opening `GET /events/stream?ticket=…` where `Authorization` cannot be sent (a browser's `EventSource`): valid 30 seconds (never past the token's own expiry), usable once, on any instance, and the stream it opens is this caller's, with this token's scopes. No body.
+         */
+        post: operations["createEventStreamTicket"];
         delete?: never;
         options?: never;
         head?: never;
@@ -445,6 +465,26 @@ export interface paths {
          * @description The endpoint's deliveries, newest first, each with its attempts so far and the outcome of the last one (list envelope B).
          */
         get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/deliveries/{deliveryId}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a delivery's attempts
+         * @description Every attempt of the delivery, oldest first (list envelope B): when it started, how long it took, the receiver's status (null when no answer came: then `error` says why, a timeout or a network error) and the first 1,024 bytes of its answer as text.
+         */
+        get: operations["listWebhookDeliveryAttempts"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1180,7 +1220,7 @@ export interface components {
             endpoint_id: number;
             event_id: components["schemas"]["EventId"];
             event_type: components["schemas"]["EventType"];
-            /** @description The `webhook-id` header of every attempt of this delivery (receivers deduplicate on it). */
+            /** @description The `webhook-id` header of every attempt of this delivery (receivers deduplicate on it): `msg_` and 32 random hex digits, stored with the delivery, so the same on every retry and redelivery and unique across databases and deployments. */
             webhook_id: string;
             /**
              * @description pending (to be attempted at next_attempt_at), succeeded (a 2xx), failed (given up; the endpoint was disabled).
@@ -1203,6 +1243,39 @@ export interface components {
             data: components["schemas"]["WebhookDelivery"][];
             /** @description Pass back as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
+        };
+        WebhookDeliveryAttempt: {
+            id: number;
+            delivery_id: number;
+            /**
+             * Format: date-time
+             * @description When the attempt started.
+             */
+            attempted_at: string;
+            /** @description How long it took, to the end of the answer (or the error), in milliseconds. */
+            duration_ms: number;
+            /** @description The receiver's status; null when no answer came (`error` says why). */
+            response_status: number | null;
+            /** @description Why the attempt failed (a timeout, a network error, a non-2xx status); null when it succeeded. */
+            error: string | null;
+            /** @description The first 1,024 bytes of the receiver's answer, as UTF-8 text (U+FFFD for bytes that are not); null when no answer came. */
+            response_body: string | null;
+        };
+        /** @description A page of a delivery's attempts, oldest first (list envelope B). */
+        WebhookDeliveryAttemptList: {
+            data: components["schemas"]["WebhookDeliveryAttempt"][];
+            /** @description Pass back as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        /** @description A single-use credential for `GET /events/stream?ticket=…`. */
+        EventStreamTicket: {
+            /** @description Pass as `ticket` once; opaque. */
+            ticket: string;
+            /**
+             * Format: date-time
+             * @description Unused after this, the ticket is refused.
+             */
+            expires_at: string;
         };
         /** @description A page of events, oldest first (list envelope B). */
         EventList: {
@@ -1648,6 +1721,8 @@ export interface components {
         EventsAfter: string;
         /** @description Only these event types, comma-separated: order.created, order.status_changed, article.created, comment.added. */
         EventTypes: string;
+        /** @description A stream ticket from `POST /events/stream-tickets`, instead of `Authorization` (for `EventSource`). Usable once. */
+        StreamTicket: string;
         /** @description The id of the last event received (EventSource sends it when it reconnects); the stream resumes after it. Wins over `after`. */
         LastEventId: string;
         /** @description Page size, 1-100. */
@@ -3478,6 +3553,8 @@ export interface operations {
                 after?: components["parameters"]["EventsAfter"];
                 /** @description Only these event types, comma-separated: order.created, order.status_changed, article.created, comment.added. */
                 types?: components["parameters"]["EventTypes"];
+                /** @description A stream ticket from `POST /events/stream-tickets`, instead of `Authorization` (for `EventSource`). Usable once. */
+                ticket?: components["parameters"]["StreamTicket"];
             };
             header?: {
                 /** @description The id of the last event received (EventSource sends it when it reconnects); the stream resumes after it. Wins over `after`. */
@@ -3516,6 +3593,49 @@ export interface operations {
             406: components["responses"]["NotAcceptable"];
             408: components["responses"]["RequestTimeout"];
             410: components["responses"]["EventsExpired"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            default: components["responses"]["InternalError"];
+        };
+    };
+    createEventStreamTicket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket. */
+            201: {
+                headers: {
+                    /** @description `no-store`: a credential is never cached. */
+                    "Cache-Control"?: string;
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "ticket": "est_q8Jr2Lw0X3n5Vb7Tz1Kc4Hs6Pm9Ya0Df",
+                     *       "expires_at": "2026-11-25T10:00:30.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EventStreamTicket"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["URITooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -3853,7 +3973,7 @@ export interface operations {
                      *           "endpoint_id": 3,
                      *           "event_id": "1042",
                      *           "event_type": "order.created",
-                     *           "webhook_id": "msg_41",
+                     *           "webhook_id": "msg_4f9c2d0e8b7a41c6a3e5d1f0b2c4e6a8",
                      *           "status": "pending",
                      *           "attempts": 2,
                      *           "next_attempt_at": "2026-11-25T10:00:35.000Z",
@@ -3867,6 +3987,77 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            default: components["responses"]["InternalError"];
+        };
+    };
+    listWebhookDeliveryAttempts: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1-100. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id, a canonical decimal integer. */
+                id: components["parameters"]["WebhookEndpointId"];
+                /** @description The delivery's id, a canonical decimal integer. */
+                deliveryId: components["parameters"]["WebhookDeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of attempts. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 90,
+                     *           "delivery_id": 41,
+                     *           "attempted_at": "2026-11-25T10:00:00.000Z",
+                     *           "duration_ms": 5000,
+                     *           "response_status": null,
+                     *           "error": "no answer within 5000 ms",
+                     *           "response_body": null
+                     *         },
+                     *         {
+                     *           "id": 95,
+                     *           "delivery_id": 41,
+                     *           "attempted_at": "2026-11-25T10:00:05.000Z",
+                     *           "duration_ms": 42,
+                     *           "response_status": 500,
+                     *           "error": "the receiver answered 500",
+                     *           "response_body": "{\"error\":\"database down\"}"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDeliveryAttemptList"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3913,7 +4104,7 @@ export interface operations {
                      *       "endpoint_id": 3,
                      *       "event_id": "1042",
                      *       "event_type": "order.created",
-                     *       "webhook_id": "msg_41",
+                     *       "webhook_id": "msg_4f9c2d0e8b7a41c6a3e5d1f0b2c4e6a8",
                      *       "status": "pending",
                      *       "attempts": 2,
                      *       "next_attempt_at": "2026-11-25T10:05:00.000Z",

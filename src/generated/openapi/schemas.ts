@@ -1471,7 +1471,7 @@ export const WebhookDeliverySchema = {
     "event_type": EventTypeSchema,
     "webhook_id": {
       "type": "string",
-      "description": "The `webhook-id` header of every attempt of this delivery (receivers deduplicate on it)."
+      "description": "The `webhook-id` header of every attempt of this delivery (receivers deduplicate on it): `msg_` and 32 random hex digits, stored with the delivery, so the same on every retry and redelivery and unique across databases and deployments."
     },
     "status": {
       "type": "string",
@@ -1535,6 +1535,102 @@ export const WebhookDeliveryListSchema = {
         "null"
       ],
       "description": "Pass back as `cursor` for the next page; null on the last page."
+    }
+  }
+}
+
+export const WebhookDeliveryAttemptSchema = {
+  "type": "object",
+  "additionalProperties": false,
+  "required": [
+    "id",
+    "delivery_id",
+    "attempted_at",
+    "duration_ms",
+    "response_status",
+    "error",
+    "response_body"
+  ],
+  "properties": {
+    "id": {
+      "type": "integer"
+    },
+    "delivery_id": {
+      "type": "integer"
+    },
+    "attempted_at": {
+      "type": "string",
+      "format": "date-time",
+      "description": "When the attempt started."
+    },
+    "duration_ms": {
+      "type": "integer",
+      "description": "How long it took, to the end of the answer (or the error), in milliseconds."
+    },
+    "response_status": {
+      "description": "The receiver's status; null when no answer came (`error` says why).",
+      "type": [
+        "integer",
+        "null"
+      ]
+    },
+    "error": {
+      "description": "Why the attempt failed (a timeout, a network error, a non-2xx status); null when it succeeded.",
+      "type": [
+        "string",
+        "null"
+      ]
+    },
+    "response_body": {
+      "description": "The first 1,024 bytes of the receiver's answer, as UTF-8 text (U+FFFD for bytes that are not); null when no answer came.",
+      "type": [
+        "string",
+        "null"
+      ]
+    }
+  }
+}
+
+export const WebhookDeliveryAttemptListSchema = {
+  "type": "object",
+  "additionalProperties": false,
+  "required": [
+    "data",
+    "next_cursor"
+  ],
+  "description": "A page of a delivery's attempts, oldest first (list envelope B).",
+  "properties": {
+    "data": {
+      "type": "array",
+      "items": WebhookDeliveryAttemptSchema
+    },
+    "next_cursor": {
+      "type": [
+        "string",
+        "null"
+      ],
+      "description": "Pass back as `cursor` for the next page; null on the last page."
+    }
+  }
+}
+
+export const EventStreamTicketSchema = {
+  "type": "object",
+  "additionalProperties": false,
+  "required": [
+    "ticket",
+    "expires_at"
+  ],
+  "description": "A single-use credential for `GET /events/stream?ticket=…`.",
+  "properties": {
+    "ticket": {
+      "type": "string",
+      "description": "Pass as `ticket` once; opaque."
+    },
+    "expires_at": {
+      "type": "string",
+      "format": "date-time",
+      "description": "Unused after this, the ticket is refused."
     }
   }
 }

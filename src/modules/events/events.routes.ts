@@ -13,8 +13,16 @@ export function eventHandlers(app: FastifyInstance): OperationHandlers {
       return sendNestedCollection(reply, page, undefined)
     },
 
+    createEventStreamTicket: async (request, reply) =>
+      reply
+        .code(201)
+        .header('cache-control', 'no-store')
+        .send(await app.services.streamTickets.issue(requireCaller(request))),
+
     streamEvents: async (request, reply) => {
-      const caller = requireCaller(request)
+      // A page's EventSource sends a ticket instead of Authorization (stream-tickets.service.ts).
+      const { ticket } = request.query
+      const caller = request.caller ?? (ticket === undefined ? requireCaller(request) : await app.services.streamTickets.redeem(ticket))
       // EventSource sends Last-Event-ID when it reconnects: it wins over the URL's `after`, which
       // is the position the stream was first opened at.
       const lastEventId = request.headers['last-event-id']

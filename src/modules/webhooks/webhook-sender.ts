@@ -15,6 +15,8 @@ export interface SendResult {
   /** The answer's status, null when none came (timeout, refused connection, refused target). */
   status: number | null
   error: string | null
+  /** The first RESPONSE_BODY_KEPT bytes of the answer as text (U+FFFD for what is not UTF-8 or is NUL); null when none came. */
+  body: string | null
 }
 
 export interface Message {
@@ -26,6 +28,13 @@ export interface Message {
 
 /** At most this much of an answer is read (and then thrown away): the status is what counts. */
 const MAX_ANSWER_BYTES = 64 * 1024
+/** How much of an answer is kept in the delivery's attempt log, for whoever debugs the receiver. */
+export const RESPONSE_BODY_KEPT = 1024
+
+/** The kept start of an answer as storable text: PostgreSQL's text refuses U+0000 (storable-text.ts). */
+function answerText(chunks: Buffer[]): string {
+  return Buffer.concat(chunks).subarray(0, RESPONSE_BODY_KEPT).toString('utf8').replaceAll('\u0000', '\uFFFD')
+}
 
 export async function sendWebhook(
   target: { url: string; secret: string },
@@ -38,7 +47,7 @@ export async function sendWebhook(
     url = checkTargetUrl(target.url, options.allowPrivate)
     resolved = await resolveTarget(url, options.allowPrivate)
   } catch (error) {
-    if (error instanceof ApiError) return { ok: false, status: null, error: error.detail }
+    if (error instanceof ApiError) return { ok: false, status: null, error: error.detail, body: null }
     throw error
   }
   const timestamp = new Date()
@@ -69,27 +78,31 @@ export async function sendWebhook(
     })
     const timer = setTimeout(() => {
       req.destroy()
-      finish({ ok: false, status: null, error: `no answer within ${options.timeoutMs} ms` })
+      finish({ ok: false, status: null, error: `no answer within ${options.timeoutMs} ms`, body: null })
     }, options.timeoutMs)
     const onAbort = () => {
       req.destroy()
-      finish({ ok: false, status: null, error: 'the attempt was abandoned (shutting down)' })
+      finish({ ok: false, status: null, error: 'the attempt was abandoned (shutting down)', body: null })
     }
     options.signal.addEventListener('abort', onAbort, { once: true })
-    req.on('error', (error) => finish({ ok: false, status: null, error: `network error: ${error.message}` }))
+    req.on('error', (error) => finish({ ok: false, status: null, error: `network error: ${error.message}`, body: null }))
     req.on('response', (res) => {
       const status = res.statusCode ?? 0
       let read = 0
+      const kept: Buffer[] = []
       res.on('data', (chunk: Buffer) => {
+        if (read < RESPONSE_BODY_KEPT) kept.push(chunk)
         read += chunk.length
         if (read > MAX_ANSWER_BYTES) res.destroy()
       })
-      const done = () =>
+      const done = () => {
+        const body = answerText(kept)
         finish(
           status >= 200 && status < 300
-            ? { ok: true, status, error: null }
-            : { ok: false, status, error: `the receiver answered ${status}` },
+            ? { ok: true, status, error: null, body }
+            : { ok: false, status, error: `the receiver answered ${status}`, body },
         )
+      }
       res.on('end', done)
       res.on('close', done)
       res.on('error', done)

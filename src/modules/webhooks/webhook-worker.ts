@@ -41,8 +41,11 @@ const LEASE_MARGIN_MS = 30_000
  */
 const RECORD_RETRY_WAITS_MS = [100, 500, 2000]
 
-/** The `webhook-id` of a delivery: the same on every attempt and on a redelivery. */
-export const webhookIdOf = (deliveryId: number) => `msg_${deliveryId}`
+/**
+ * A new delivery's `webhook-id`: random, stored with the delivery (the same on every attempt and on
+ * a redelivery) and so unique across databases and deployments (decisions §13).
+ */
+export const newWebhookId = () => `msg_${randomUUID().replaceAll('-', '')}`
 
 /**
  * When to try again after `attempts` failed attempts, the first at `firstAttemptAt`; undefined when
@@ -104,7 +107,12 @@ export function createWebhookWorker({ db, events, config, log, background }: Web
     }
     const after = read.complete ? Math.max(relayed, read.lastSeq) : read.lastSeq
     if (after === endpoint.after_seq) return
-    const deliveries = read.events.map((event) => ({ seq: Number(event.id), type: event.type, payload: JSON.stringify(event) }))
+    const deliveries = read.events.map((event) => ({
+      seq: Number(event.id),
+      type: event.type,
+      webhookId: newWebhookId(),
+      payload: JSON.stringify(event),
+    }))
     await db.transaction().execute((trx) => fanOut(trx, endpoint.id, owner, deliveries, after))
   }
 
@@ -134,17 +142,24 @@ export function createWebhookWorker({ db, events, config, log, background }: Web
       if (shutdown.signal.aborted || head.next_attempt_at.getTime() > Date.now()) return
       if (!(await renewLease(db, endpoint.id, owner, leaseMs))) return
       const attemptedAt = new Date()
+      const started = performance.now()
       const result = await sendWebhook(
         endpoint,
-        { id: webhookIdOf(head.id), payload: head.payload },
+        { id: head.webhook_id, payload: head.payload },
         { timeoutMs: config.timeoutMs, allowPrivate: config.allowPrivate, signal: shutdown.signal },
       )
       // Abandoned by the shutdown: not an attempt to count; the next lease holder sends it.
       if (shutdown.signal.aborted) return
-      const outcome = { responseStatus: result.status, error: result.error, attemptedAt }
+      const outcome = {
+        responseStatus: result.status,
+        error: result.error,
+        attemptedAt,
+        durationMs: Math.round(performance.now() - started),
+        responseBody: result.body,
+      }
       if (result.ok) {
         attempts.succeeded++
-        await recordOutcome(() => recordSuccess(db, head.id, outcome))
+        await recordOutcome(() => db.transaction().execute((trx) => recordSuccess(trx, head.id, outcome)))
         continue
       }
       attempts.failed++

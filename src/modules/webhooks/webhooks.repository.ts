@@ -2,7 +2,7 @@
 import { sql } from 'kysely'
 import { anyInteger } from '../../db/any-of.ts'
 import type { Executor } from '../../db/executor.ts'
-import type { WebhookDeliveryRow, WebhookEndpointRow } from '../../db/schema.ts'
+import type { WebhookDeliveryAttemptRow, WebhookDeliveryRow, WebhookEndpointRow } from '../../db/schema.ts'
 
 export async function insertEndpoint(
   db: Executor,
@@ -145,7 +145,7 @@ export async function fanOut(
   trx: Executor,
   endpointId: number,
   owner: string,
-  events: Array<{ seq: number; type: string; payload: string }>,
+  events: Array<{ seq: number; type: string; webhookId: string; payload: string }>,
   afterSeq: number,
 ): Promise<boolean> {
   const moved = await trx
@@ -158,7 +158,15 @@ export async function fanOut(
   if (events.length > 0) {
     await trx
       .insertInto('webhook_deliveries')
-      .values(events.map((event) => ({ endpoint_id: endpointId, event_seq: event.seq, event_type: event.type, payload: event.payload })))
+      .values(
+        events.map((event) => ({
+          endpoint_id: endpointId,
+          event_seq: event.seq,
+          event_type: event.type,
+          webhook_id: event.webhookId,
+          payload: event.payload,
+        })),
+      )
       .onConflict((oc) => oc.columns(['endpoint_id', 'event_seq']).doNothing())
       .execute()
   }
@@ -184,11 +192,55 @@ export interface AttemptOutcome {
   error: string | null
   /** When the attempt started: the first attempt starts the give-up clock. */
   attemptedAt: Date
+  durationMs: number
+  /** The first bytes of the answer, when there was one. */
+  responseBody: string | null
 }
 
-/** Records a 2xx. */
-export async function recordSuccess(db: Executor, deliveryId: number, outcome: AttemptOutcome): Promise<void> {
+/** Adds the attempt to the delivery's attempt log. */
+async function insertAttempt(db: Executor, deliveryId: number, outcome: AttemptOutcome): Promise<void> {
   await db
+    .insertInto('webhook_delivery_attempts')
+    .values({
+      delivery_id: deliveryId,
+      attempted_at: outcome.attemptedAt,
+      duration_ms: outcome.durationMs,
+      response_status: outcome.responseStatus,
+      error: outcome.error,
+      response_body: outcome.responseBody,
+    })
+    .execute()
+}
+
+/** A delivery's attempts, oldest first, after attempt `afterId`. */
+export async function listAttempts(
+  db: Executor,
+  query: { deliveryId: number; afterId: number; limit: number },
+): Promise<WebhookDeliveryAttemptRow[]> {
+  return db
+    .selectFrom('webhook_delivery_attempts')
+    .selectAll()
+    .where('delivery_id', '=', query.deliveryId)
+    .where('id', '>', query.afterId)
+    .orderBy('id')
+    .limit(query.limit)
+    .execute()
+}
+
+/** The endpoint's delivery `deliveryId`, if it has one. */
+export async function findDelivery(db: Executor, endpointId: number, deliveryId: number): Promise<WebhookDeliveryRow | undefined> {
+  return db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('id', '=', deliveryId)
+    .where('endpoint_id', '=', endpointId)
+    .executeTakeFirst()
+}
+
+/** Records a 2xx, and the attempt (call it in a transaction). */
+export async function recordSuccess(trx: Executor, deliveryId: number, outcome: AttemptOutcome): Promise<void> {
+  await insertAttempt(trx, deliveryId, outcome)
+  await trx
     .updateTable('webhook_deliveries')
     .set((eb) => ({
       status: 'succeeded',
@@ -212,6 +264,7 @@ export async function recordFailure(
   outcome: AttemptOutcome,
   nextAttemptAt: Date | undefined,
 ): Promise<void> {
+  await insertAttempt(trx, delivery.id, outcome)
   await trx
     .updateTable('webhook_deliveries')
     .set((eb) => ({

@@ -33,6 +33,13 @@ export function webhookHandlers(webhooks: WebhooksService, config: AppConfig): O
       return sendNestedCollection(reply, page, undefined)
     },
 
+    listWebhookDeliveryAttempts: async (request, reply) => {
+      const { cursor, limit } = request.query
+      const { id, deliveryId } = request.params
+      const page = await webhooks.listAttempts(requireCaller(request), id, deliveryId, { cursor, limit })
+      return sendNestedCollection(reply, page, undefined)
+    },
+
     retryWebhookDelivery: async (request, reply) => {
       const { id, deliveryId } = request.params
       return reply.code(202).send(await webhooks.retry(requireCaller(request), id, deliveryId))

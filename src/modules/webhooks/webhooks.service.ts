@@ -7,20 +7,27 @@
 import { randomBytes } from 'node:crypto'
 import type { Caller } from '../../auth/caller.ts'
 import type { AppConfig } from '../../config.ts'
-import type { WebhookDelivery, WebhookEndpoint, WebhookEndpointCreate, WebhookEndpointCreated } from '../../contract-types.ts'
-import type { WebhookDeliveryRow, WebhookEndpointRow } from '../../db/schema.ts'
+import type {
+  WebhookDelivery,
+  WebhookDeliveryAttempt,
+  WebhookEndpoint,
+  WebhookEndpointCreate,
+  WebhookEndpointCreated,
+} from '../../contract-types.ts'
+import type { WebhookDeliveryAttemptRow, WebhookDeliveryRow, WebhookEndpointRow } from '../../db/schema.ts'
 import { notFound } from '../../errors.ts'
 import { resumePosition } from '../../pagination/cursor.ts'
 import type { Page } from '../../pagination/page.ts'
 import { parseEventTypes } from '../events/events.service.ts'
 import type { ServiceDependencies } from '../service-dependencies.ts'
 import { checkTargetUrl, resolveTarget } from './webhook-target.ts'
-import { webhookIdOf } from './webhook-worker.ts'
 import {
   countEndpoints,
   deleteEndpoint,
+  findDelivery,
   findEndpoint,
   insertEndpoint,
+  listAttempts,
   listDeliveries,
   listEndpoints,
   requeueDelivery,
@@ -28,6 +35,7 @@ import {
 
 const ENDPOINTS = 'webhook-endpoints'
 const DELIVERIES = 'webhook-deliveries'
+const ATTEMPTS = 'webhook-delivery-attempts'
 
 function toEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
   return {
@@ -50,7 +58,7 @@ function toDelivery(row: WebhookDeliveryRow): WebhookDelivery {
     endpoint_id: row.endpoint_id,
     event_id: String(row.event_seq),
     event_type: eventType,
-    webhook_id: webhookIdOf(row.id),
+    webhook_id: row.webhook_id,
     status: row.status,
     attempts: row.attempts,
     next_attempt_at: row.next_attempt_at.toISOString(),
@@ -58,6 +66,18 @@ function toDelivery(row: WebhookDeliveryRow): WebhookDelivery {
     last_response_status: row.last_response_status,
     last_error: row.last_error,
     created_at: row.created_at.toISOString(),
+  }
+}
+
+function toAttempt(row: WebhookDeliveryAttemptRow): WebhookDeliveryAttempt {
+  return {
+    id: row.id,
+    delivery_id: row.delivery_id,
+    attempted_at: row.attempted_at.toISOString(),
+    duration_ms: row.duration_ms,
+    response_status: row.response_status,
+    error: row.error,
+    response_body: row.response_body,
   }
 }
 
@@ -129,6 +149,26 @@ export function createWebhooksService({
           ? cursors.encode({ list: DELIVERIES, sort: '-id', filter: { endpoint: id }, key: [last.id, last.id] })
           : null
       return { data: page.map(toDelivery), total: page.length, nextCursor }
+    },
+
+    /** A delivery's attempts, oldest first (envelope B); 404 for a delivery the endpoint does not have. */
+    async listAttempts(
+      caller: Caller,
+      id: number,
+      deliveryId: number,
+      query: { cursor?: string | undefined; limit: number },
+    ): Promise<Page<WebhookDeliveryAttempt>> {
+      await endpointOf(caller, id)
+      if (!(await findDelivery(db, id, deliveryId))) throw notFound(`Delivery ${deliveryId} of webhook endpoint ${id}`)
+      const filter = { endpoint: id, delivery: deliveryId }
+      const position = resumePosition(cursors, ATTEMPTS, query.cursor, { sort: undefined, filter }, { sort: 'id' })
+      const afterId = position.after ? Number(position.after[1]) : 0
+      const rows = await listAttempts(db, { deliveryId, afterId, limit: query.limit + 1 })
+      const page = rows.slice(0, query.limit)
+      const last = page.at(-1)
+      const nextCursor =
+        rows.length > query.limit && last ? cursors.encode({ list: ATTEMPTS, sort: 'id', filter, key: [last.id, last.id] }) : null
+      return { data: page.map(toAttempt), total: page.length, nextCursor }
     },
 
     /** POST …/deliveries/{id}/retry: due now, sent once it is the endpoint's oldest pending delivery. */
