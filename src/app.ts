@@ -124,6 +124,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     seed: config.seed,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     pooled: config.databasePooled,
+    replicas: { urls: config.databaseReplicaUrls, maxLagMs: config.databaseReplicaMaxLagMs },
   })
   // Observability (issue 15), before any route so that every route is measured and traced.
   await app.register(tracingPlugin, { config: config.tracing, spanExporter: options.spanExporter })
