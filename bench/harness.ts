@@ -5,7 +5,7 @@
  * a fixed rate for the p99 target. run.ts is its command line; test/bench/harness.test.ts runs it
  * on a tiny data set, without the peers.
  */
-import { type ChildProcess, fork } from 'node:child_process'
+import { type ChildProcess, execFileSync, fork } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { cp, mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
@@ -68,8 +68,6 @@ export interface RoundResult {
   serverCpuMsPerRequest: number | null
   /** CPU milliseconds of the PostgreSQL backends serving this server, per request (null on PGlite). */
   postgresCpuMsPerRequest: number | null
-  /** Query and Execute protocol messages per request (null on PGlite). */
-  statementsPerRequest: number | null
   /** Bytes read from the socket per response, headers included. */
   wireBytesPerResponse: number
 }
@@ -82,6 +80,10 @@ export interface ServerSummary {
   latencyMs: { p50: number | null; p99: number | null }
   serverCpuMsPerRequest: number | null
   postgresCpuMsPerRequest: number | null
+  /**
+   * Query and Execute protocol messages per request, counted in a pass of their own through a
+   * statement-counting proxy, never in a measured round (null on PGlite).
+   */
   statementsPerRequest: number | null
   /** Body bytes of one response (the sample request). */
   bodyBytes: number
@@ -123,7 +125,8 @@ export interface BenchResults {
   measuredAt: string
   database: 'postgres' | 'pglite'
   databaseSetup: string
-  machine: { cpus: number; loadAverageAtStart: number[]; node: string; platform: string }
+  /** `node`: the harness's Node; `serverNode`: the one every server (service, baselines, peers) runs on. */
+  machine: { cpus: number; loadAverageAtStart: number[]; node: string; serverNode?: string; platform: string }
   dataSet: DataSetSize & { itemsPerOrder: number }
   settings: { rounds: number; durationSeconds: number; warmupSeconds: number; connections: number }
   serviceEnvironment: Record<string, string>
@@ -151,7 +154,10 @@ export const SERVICE_RUN_ENVIRONMENT: Record<string, string> = {
 const PEER_RUN_ENVIRONMENT: Record<string, string> = { NODE_ENV: 'production' }
 
 const PEER_METHOD =
-  "Peers (PostGraphile, Platformatic DB) run as their users run them, with NODE_ENV=production, on Node 24 from bench/peers, over the same database through their own statement-counting proxy; each scenario is written in the peer's own API, and its sample answer, turned into the service's shape, must be the service's data (less what the peer leaves out, said in its row)."
+  "Peers (PostGraphile, Platformatic DB) run as their users run them, with NODE_ENV=production, connected straight to the same database; each scenario is written in the peer's own API, and its sample answer, turned into the service's shape, must be the service's data (less what the peer leaves out, said in its row)."
+
+/** Requests each server answers per scenario in the statement-counting pass. */
+const COUNTED_REQUESTS = 200
 
 export const median = (values: readonly number[]): number | null => {
   if (values.length === 0) return null
@@ -165,8 +171,12 @@ const round3 = (value: number | null): number | null => (value === null ? null :
 /** Where the servers' database traffic goes, and how the harness watches it. */
 interface DatabaseUnderTest {
   setup: string
-  envFor(server: ServerName): Record<string, string>
-  /** Statement count so far per server; undefined on PGlite. */
+  /**
+   * The server's database settings: straight to PostgreSQL for the measured rounds, or through
+   * its statement-counting proxy (`counted`) for the counting pass.
+   */
+  envFor(server: ServerName, route: 'direct' | 'counted'): Record<string, string>
+  /** Statement count so far per server through the proxies; undefined on PGlite. */
   statements(): Promise<Record<string, number> | undefined>
   /** CPU ms so far of the PostgreSQL backends serving `server` (application_name), by pid. */
   backendCpu(server: ServerName): Promise<Map<number, number> | undefined>
@@ -244,13 +254,15 @@ async function preparePostgres(
   await monitor.connect()
 
   return {
-    setup: `PostgreSQL: a fresh database ${database} created next to the one DATABASE_URL names, seeded once, dropped at the end; every server connects to it through its own statement-counting TCP proxy (a separate process).`,
-    envFor(server) {
-      const proxied = new URL(benchUrl)
-      proxied.hostname = '127.0.0.1'
-      proxied.port = String(ports[server])
-      proxied.searchParams.set('application_name', `bench-${server}`)
-      return { DATABASE_URL: proxied.toString(), ...(server === 'postgraphile' && peerRole ? { PG_ROLE: peerRole } : {}) }
+    setup: `PostgreSQL: a fresh database ${database} created next to the one DATABASE_URL names, seeded once, dropped at the end; in the measured rounds every server connects straight to it (nothing in between); statements are counted in a pass of their own, before the rounds, by servers started again behind a statement-counting TCP proxy each (a separate process).`,
+    envFor(server, route) {
+      const target = new URL(benchUrl)
+      if (route === 'counted') {
+        target.hostname = '127.0.0.1'
+        target.port = String(ports[server])
+      }
+      target.searchParams.set('application_name', `bench-${server}`)
+      return { DATABASE_URL: target.toString(), ...(server === 'postgraphile' && peerRole ? { PG_ROLE: peerRole } : {}) }
     },
     async statements() {
       counter.send('count')
@@ -352,13 +364,14 @@ export function differenceFromService(scenario: Scenario, server: ServerName, sa
 async function load(
   server: RunningServer,
   request: BenchRequest,
-  settings: { seconds: number; connections: number; rate?: number | undefined },
+  settings: { seconds: number; connections: number; rate?: number | undefined; amount?: number | undefined },
 ): Promise<{ result: autocannon.Result; graphqlErrors: number }> {
   let graphqlErrors = 0
   const result = await autocannon({
     url: server.baseUrl,
     connections: settings.connections,
-    duration: settings.seconds,
+    // A number of requests (the counting pass) or a duration (the measured rounds).
+    ...(settings.amount ? { amount: settings.amount } : { duration: settings.seconds }),
     ...(settings.rate ? { overallRate: settings.rate } : {}),
     requests: [
       {
@@ -441,7 +454,8 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
       'Ratios are medians over rounds of service ÷ baseline, pairing each round with the same round of the baseline.',
       'Server CPU: utime + stime deltas of the server process (/proc/<pid>/stat) over the round and until its statements stop (requests in flight at the end finish), divided by the requests sent.',
       "PostgreSQL CPU: the same deltas summed over the backend processes whose pg_stat_activity.application_name is the server's (each server connects with its own application_name); background processes (WAL writer, checkpointer) are not counted.",
-      'SQL statements: Query and Execute protocol messages counted by a TCP proxy between each server and PostgreSQL (BEGIN and COMMIT count: they are round trips), read once the counts stop moving after the round, divided by the requests sent. Background statements of the service (its event relay, for POST) are included.',
+      `SQL statements: counted in a pass of their own before the measured rounds, never during them: each server, started again behind a TCP proxy of its own that counts Query and Execute protocol messages (BEGIN and COMMIT count: they are round trips), answers ${COUNTED_REQUESTS} requests of each scenario (4 connections); the count, read once it stops moving, is divided by the requests sent. Background statements of the service (its event relay, for POST) are included.`,
+      'Every server (the service, the baselines and the peers) runs on the same Node (serverNode above), connected straight to PostgreSQL in the measured rounds.',
       "Fixed rate: autocannon overallRate at half the baseline's median maximum req/s, same connections and duration, service and baseline alternating.",
       ...(peers.run ? [PEER_METHOD] : []),
     ],
@@ -461,8 +475,11 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
       .join(' ')}`,
   )
 
-  const servers = new Map<ServerName, RunningServer>()
-  try {
+  // Every server runs on one Node: the peers' Node 24 when they run (they need it), else the
+  // harness's own, so that no ratio compares two runtimes.
+  const serverNode = peers.run ? PEER_NODE : process.execPath
+  results.machine.serverNode = execFileSync(serverNode, ['--version'], { encoding: 'utf8' }).trim()
+  const startAll = async (route: 'direct' | 'counted'): Promise<Map<ServerName, RunningServer>> => {
     // Started together (they only load code and open the database), so a run starts sooner.
     const started = await Promise.allSettled(
       serverNames.map((name) =>
@@ -470,31 +487,40 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
           name,
           {
             JWT_SECRET,
-            ...database.envFor(name),
+            ...database.envFor(name, route),
             ...(name === 'service' ? SERVICE_RUN_ENVIRONMENT : {}),
             ...(isPeer(name) ? PEER_RUN_ENVIRONMENT : {}),
           },
-          { profileDir: options.profileDir },
+          { node: serverNode, profileDir: route === 'direct' ? options.profileDir : undefined },
         ),
       ),
     )
-    for (const outcome of started) if (outcome.status === 'fulfilled') servers.set(outcome.value.name, outcome.value)
+    const running = new Map<ServerName, RunningServer>()
+    for (const outcome of started) if (outcome.status === 'fulfilled') running.set(outcome.value.name, outcome.value)
     const failedStart = started.find((outcome) => outcome.status === 'rejected')
-    if (failedStart) throw failedStart.reason
-    for (const server of servers.values()) log(`started ${server.name} (pid ${server.pid})`)
+    if (failedStart) {
+      for (const server of running.values()) await server.stop()
+      throw failedStart.reason
+    }
+    for (const server of running.values()) log(`started ${server.name} (pid ${server.pid}, ${route})`)
+    return running
+  }
+
+  const servers = new Map<ServerName, RunningServer>()
+  try {
+    const statementCounts = await countStatements(scenarios, database, () => startAll('counted'), log)
+    for (const [name, server] of await startAll('direct')) servers.set(name, server)
     const measure = async (server: RunningServer, request: BenchRequest, round: number, rate: number | null): Promise<RoundResult> => {
       const cpuBefore = cpuMilliseconds(server.pid)
       const backendsBefore = await database.backendCpu(server.name)
-      const statementsBefore = await database.statements()
       const { result, graphqlErrors } = await load(server, request, {
         seconds: options.durationSeconds,
         connections: options.connections,
         rate: rate ?? undefined,
       })
-      // Requests still in flight when the load stops go on running their statements: wait until
-      // the server is quiet, then divide by every request sent, so an in-flight request counts once.
-      const statementsAfter = await quiet(() => database.statements())
-      const cpuAfter = cpuMilliseconds(server.pid)
+      // Requests still in flight when the load stops go on running: wait until the server's CPU
+      // stops moving, then divide by every request sent, so an in-flight request counts once.
+      const cpuAfter = await settledCpu(server.pid)
       const backendsAfter = await database.backendCpu(server.name)
       const answered = Math.max(1, result['2xx'] + result.non2xx)
       const sent = Math.max(answered, result.requests.sent)
@@ -518,14 +544,12 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
         rejected: problems.length ? problems.join(', ') : null,
         serverCpuMsPerRequest: cpuBefore === undefined || cpuAfter === undefined ? null : round3((cpuAfter - cpuBefore) / sent),
         postgresCpuMsPerRequest: backendsBefore && backendsAfter ? round3(cpuDelta(backendsBefore, backendsAfter) / sent) : null,
-        statementsPerRequest:
-          statementsBefore && statementsAfter ? round3((statementsAfter[server.name]! - statementsBefore[server.name]!) / sent) : null,
         wireBytesPerResponse: Math.round(result.throughput.total / answered),
       }
     }
 
     for (const scenario of scenarios) {
-      results.scenarios.push(await runScenario(scenario, servers, options, measure, log))
+      results.scenarios.push(await runScenario(scenario, servers, options, measure, statementCounts, log))
     }
     const failures = results.scenarios.flatMap((scenario) =>
       scenario.servers
@@ -543,23 +567,75 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
- * Waits until the statement counts stop moving (two equal readings 150 ms apart, at most 5 s), or
- * a fixed 500 ms where nothing is counted (PGlite), and returns the last reading.
+ * Waits until the statement counts stop moving (two equal readings 150 ms apart, at most 5 s), and
+ * returns the last reading.
  */
 async function quiet(read: () => Promise<Record<string, number> | undefined>): Promise<Record<string, number> | undefined> {
   let last = await read()
-  if (last === undefined) {
-    await pause(500)
-    return undefined
-  }
   const deadline = Date.now() + 5000
-  while (Date.now() < deadline) {
+  while (last !== undefined && Date.now() < deadline) {
     await pause(150)
     const next = await read()
     if (isDeepStrictEqual(next, last)) return next
     last = next
   }
   return last
+}
+
+/**
+ * The server's CPU milliseconds once it has finished what the load left in flight: two equal
+ * readings 100 ms apart (the clock-tick resolution is 10 ms), at most 3 s.
+ */
+async function settledCpu(pid: number): Promise<number | undefined> {
+  let last = cpuMilliseconds(pid)
+  const deadline = Date.now() + 3000
+  while (last !== undefined && Date.now() < deadline) {
+    await pause(100)
+    const next = cpuMilliseconds(pid)
+    if (next === last) return next
+    last = next
+  }
+  return last
+}
+
+/** `${scenario}/${server}` → SQL statements per request, from the counting pass. */
+type StatementCounts = Map<string, number>
+
+/**
+ * The counting pass, before the measured rounds and apart from them: every server started behind
+ * its statement-counting proxy answers COUNTED_REQUESTS requests of each scenario it serves, and
+ * the statements that crossed the proxy until it is quiet again are divided by them. The proxy
+ * costs every server a fixed delay per round trip, so it never sits in a measured round.
+ */
+async function countStatements(
+  scenarios: Scenario[],
+  database: DatabaseUnderTest,
+  startCounted: () => Promise<Map<ServerName, RunningServer>>,
+  log: (line: string) => void,
+): Promise<StatementCounts> {
+  const counts: StatementCounts = new Map()
+  if ((await database.statements()) === undefined) return counts
+  const servers = await startCounted()
+  try {
+    for (const scenario of scenarios) {
+      for (const name of ['service', ...scenario.baselines] as ServerName[]) {
+        const server = servers.get(name)!
+        const request = scenario.request(name)
+        // The first request prepares what a server prepares once (statements, caches).
+        await sampleRequest(server, request)
+        const before = await quiet(() => database.statements())
+        const { result } = await load(server, request, { seconds: 0, connections: 4, amount: COUNTED_REQUESTS })
+        const after = await quiet(() => database.statements())
+        const sent = Math.max(1, result.requests.sent)
+        const perRequest = before && after ? round3((after[name]! - before[name]!) / sent) : null
+        if (perRequest !== null) counts.set(`${scenario.id}/${name}`, perRequest)
+        log(`${scenario.id} statements ${name}: ${perRequest} per request (${sent} requests through the proxy)`)
+      }
+    }
+  } finally {
+    for (const server of servers.values()) await server.stop()
+  }
+  return counts
 }
 
 type Measure = (server: RunningServer, request: BenchRequest, round: number, rate: number | null) => Promise<RoundResult>
@@ -569,6 +645,7 @@ async function runScenario(
   servers: Map<ServerName, RunningServer>,
   options: BenchOptions,
   measure: Measure,
+  statementCounts: StatementCounts,
   log: (line: string) => void,
 ): Promise<ScenarioResult> {
   const names: ServerName[] = ['service', ...scenario.baselines]
@@ -604,7 +681,7 @@ async function runScenario(
       latencyMs: { p50: medianOf(name, (result) => result.latencyMs.p50), p99: medianOf(name, (result) => result.latencyMs.p99) },
       serverCpuMsPerRequest: medianOf(name, (result) => result.serverCpuMsPerRequest),
       postgresCpuMsPerRequest: medianOf(name, (result) => result.postgresCpuMsPerRequest),
-      statementsPerRequest: medianOf(name, (result) => result.statementsPerRequest),
+      statementsPerRequest: statementCounts.get(`${scenario.id}/${name}`) ?? null,
       bodyBytes: Buffer.byteLength(sample.body),
       wireBytesPerResponse: medianOf(name, (result) => result.wireBytesPerResponse),
       matchesService: mismatch === null,

@@ -1,13 +1,12 @@
 /**
  * Starts the service and the baselines as child processes (`node --import tsx <entry>`), and the
- * peers on the Node 24 of bench/peers (which runs TypeScript itself), each on its own port, and
- * waits until each answers HTTP. Their stderr is kept so a failed start says why.
+ * peers (which run TypeScript themselves), all on the Node the harness names, each on its own
+ * port, and waits until each answers HTTP. Their stderr is kept so a failed start says why.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import path from 'node:path'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
-import { PEER_NODE } from './peer-install.ts'
 import { isPeer, type ServerName } from './scenarios.ts'
 
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -60,13 +59,18 @@ function exited(child: ChildProcess): Promise<void> {
 export async function startServer(
   name: ServerName,
   env: Record<string, string>,
-  { startTimeoutMs = 60_000, profileDir }: { startTimeoutMs?: number; profileDir?: string | undefined } = {},
+  {
+    startTimeoutMs = 60_000,
+    profileDir,
+    node = process.execPath,
+  }: { startTimeoutMs?: number; profileDir?: string | undefined; node?: string } = {},
 ): Promise<RunningServer> {
   const port = await freePort()
   // Written when the server exits (SIGTERM from stop(), which every server handles), one file per
   // thread (tsx loads modules in a worker): the largest in <profileDir>/<name>/ is the main thread.
   const profiling = profileDir ? ['--cpu-prof', '--cpu-prof-dir', path.join(profileDir, name)] : []
-  const [node, loader] = isPeer(name) ? [PEER_NODE, []] : [process.execPath, ['--import', 'tsx']]
+  // The peers run TypeScript themselves (Node 24 strips types); ours load through tsx.
+  const loader = isPeer(name) ? [] : ['--import', 'tsx']
   const child = spawn(node, [...profiling, ...loader, SERVER_ENTRIES[name]], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, HOST: '127.0.0.1', PORT: String(port) },

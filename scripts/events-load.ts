@@ -1,5 +1,5 @@
 /**
- * Load on the event log (issue 23): STREAMS Server-Sent Event streams (SLOW of them stop reading
+ * Load on the event log: STREAMS Server-Sent Event streams (SLOW of them stop reading
  * while the events are written, then read again) and EVENTS commits. Reports whether every stream
  * received every event once and in order, commit → SSE received latency (p50/p99, per event per
  * stream), the process's peak RSS and heap, and the event loop's longest block.

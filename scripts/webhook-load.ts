@@ -1,5 +1,5 @@
 /**
- * Webhook load (issue 23 item 4): 1,000 events to 20 endpoints through the whole path (REST write →
+ * Webhook load: 1,000 events to 20 endpoints through the whole path (REST write →
  * outbox → relay → worker → signed POST to a real node:http receiver), then reports
  * - whether anything was lost or duplicated (every receiver must get every event exactly once, in order),
  * - memory (heap and RSS: at start, peak while delivering, at the end),

@@ -12,6 +12,7 @@ import { loadContracts, type Contracts } from './contracts.ts'
 import type { DatabaseHandle } from './db/database.ts'
 import { createValidatorCompiler } from './http/validation.ts'
 import { lazySerializerFactory } from './http/lazy-serializers.ts'
+import { deferredRequestLogger } from './http/deferred-request-logger.ts'
 import { registerOperations } from './http/register-operations.ts'
 import { registerJsonBodies } from './http/utf8-bodies.ts'
 import { answerClientError, answerFrameworkError } from './http/unrouted-answers.ts'
@@ -103,6 +104,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     // Fastify's own request and response lines are off: one line per request instead, with its
     // cost (plugins/request-cost.ts).
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
+    // Each request's logger is made when it first logs (http/deferred-request-logger.ts).
+    childLoggerFactory: deferredRequestLogger,
   })
   app.setValidatorCompiler(createValidatorCompiler())
   // JSON bodies, merge patches (RFC 7396) included, read from UTF-8 only (http/utf8-bodies.ts).
@@ -126,7 +129,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     pooled: config.databasePooled,
     replicas: { urls: config.databaseReplicaUrls, maxLagMs: config.databaseReplicaMaxLagMs },
   })
-  // Observability (issue 15), before any route so that every route is measured and traced.
+  // Observability, before any route so that every route is measured and traced.
   await app.register(tracingPlugin, { config: config.tracing, spanExporter: options.spanExporter })
   await app.register(requestCost)
   await app.register(metricsPlugin, { token: config.metricsToken })

@@ -44,7 +44,7 @@ export interface AppConfig {
    * find out at start (createDatabase). Pooled costs a read outside a transaction three statements.
    */
   databasePooled: boolean | undefined
-  /** DATABASE_REPLICA_URLS: streaming replicas of DATABASE_URL that serve reads (decisions §14); empty: none. */
+  /** DATABASE_REPLICA_URLS: streaming replicas of DATABASE_URL that serve reads (decisions §15); empty: none. */
   databaseReplicaUrls: string[]
   /** DATABASE_REPLICA_MAX_LAG: a replica further behind than this serves nothing until it catches up. */
   databaseReplicaMaxLagMs: number

@@ -269,8 +269,6 @@ export const preconditionFailed = (detail: string) => new ApiError('PRECONDITION
 export const unprocessable = (code: ErrorCodeWithStatus<422>, detail: string, errors?: FieldError[]) =>
   new ApiError(code, detail, errors ? { errors } : {})
 
-export const serviceUnavailable = (detail: string) => new ApiError('SERVICE_UNAVAILABLE', detail)
-
 /** How long a client should wait before retrying a request the database could not serve. */
 export const DATABASE_RETRY_AFTER_SECONDS = 5
 

@@ -1,5 +1,5 @@
 /**
- * Three lists of the configuration must agree (issue #14): the table of docs/configuration.md, the
+ * Three lists of the configuration must agree: the table of docs/configuration.md, the
  * variables src/config.ts reads, and .env.example. And .env.example's values are the defaults:
  * uncommented, they configure exactly what no variable at all does.
  */

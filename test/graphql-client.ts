@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import type { TypedDocument } from '../src/graphql/typed-document.ts'
+import { gql } from './helper.ts'
 
 export interface GraphqlResponse<Result> {
   status: number
@@ -25,7 +26,7 @@ export function graphqlClient(app: FastifyInstance, headers: Record<string, stri
         variables,
         extensions: { persistedQuery: { version: 1, sha256Hash: document.sha256Hash } },
       }
-      const response = await app.inject({ method: 'POST', url: '/graphql', headers, payload })
+      const response = await gql(app, payload, headers)
       return { status: response.statusCode, ...response.json() }
     },
   }

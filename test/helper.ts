@@ -160,3 +160,26 @@ export async function reachableRedis(t: { skip(message: string, fn: () => unknow
     probe.disconnect()
   }
 }
+
+/**
+ * POST /graphql: `request` is the JSON body, or a query alone (sent as `{ query }`). The raw
+ * response, so that a test asserts on its status, headers and body as it would on inject's. A body
+ * that is not a JSON object (bytes, a malformed or pre-serialized string) goes through `app.inject`.
+ */
+export function gql(
+  app: FastifyInstance,
+  request: string | Record<string, unknown>,
+  headers?: Record<string, string>,
+): Promise<LightMyRequestResponse> {
+  const payload = typeof request === 'string' ? { query: request } : request
+  return app.inject({ method: 'POST', url: '/graphql', ...(headers ? { headers } : {}), payload })
+}
+
+/** POST /api/v1/orders with these items (Grace's, or `headers`' caller's), the response as it came. */
+export function createOrder(
+  app: FastifyInstance,
+  items: unknown,
+  headers: Record<string, string> = bearer(2, 'orders:read orders:write'),
+): Promise<LightMyRequestResponse> {
+  return app.inject({ method: 'POST', url: '/api/v1/orders', headers, payload: { items } })
+}

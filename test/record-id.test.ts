@@ -10,7 +10,7 @@ import { parse } from 'yaml'
 import { buildSchema, getNamedType, getNullableType, isInputObjectType, type GraphQLInputType } from 'graphql'
 import { parseRecordId } from '../src/record-id.ts'
 import { toGlobalId } from '../src/graphql/global-id.ts'
-import { bearer, build } from './helper.ts'
+import { bearer, build, gql } from './helper.ts'
 
 /** As they appear in a URL; Fastify decodes `%20` before routing. */
 const NON_CANONICAL = ['0x10', '3.0', '%203', '+3', '03', '1e1', '0', '-3', '3%20', '%EF%BC%93', '2147483648', '99999999999']
@@ -135,24 +135,14 @@ t.test('every GraphQL ID argument of Query and Mutation is BAD_USER_INPUT when n
     // A global id of a type the argument does not name is refused too (node and nodes take any type's).
     const otherType = argument.startsWith('Query.node') ? [] : [toGlobalId('Comment', 1)]
     for (const id of ['0x10', '3.0', ' 3', '+3', '03', '1e1', '0', '2147483648', ...otherType]) {
-      const response = await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query, variables: { id } } })
+      const response = await gql(app, { query, variables: { id } }, admin)
       const error = response.json().errors?.[0]
       t.equal(error?.extensions.code, 'BAD_USER_INPUT', `${argument} = ${JSON.stringify(id)}`)
       t.match(error?.extensions.errors?.[0], { name: argument.split('.').slice(2).join('.') }, `${argument}: the error names it`)
     }
   }
-  const canonical = await app.inject({
-    method: 'POST',
-    url: '/graphql',
-    headers: admin,
-    payload: { query: GRAPHQL_CASES['Query.user.id'], variables: { id: '3' } },
-  })
+  const canonical = await gql(app, { query: GRAPHQL_CASES['Query.user.id'], variables: { id: '3' } }, admin)
   t.same(canonical.json().data, { user: { id: toGlobalId('User', 3) } }, 'a canonical id is read as written')
-  const articles = await app.inject({
-    method: 'POST',
-    url: '/graphql',
-    headers: admin,
-    payload: { query: '{ article(id: 1) { databaseId } }' },
-  })
+  const articles = await gql(app, '{ article(id: 1) { databaseId } }', admin)
   t.same(articles.json().data, { article: { databaseId: 1 } }, 'article 1 survived every refused deleteArticle')
 })

@@ -7,7 +7,7 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { findUnstorableText, unstorableReason } from '../src/storable-text.ts'
-import { bearer, build } from './helper.ts'
+import { bearer, build, gql } from './helper.ts'
 
 const NUL = '\u0000'
 const LONE_HIGH = '\ud800'
@@ -212,21 +212,15 @@ t.test('GraphQL: a variable or string literal with unstorable text is BAD_USER_I
   })
   t.equal(viaGet.json().errors?.[0]?.extensions.code, 'BAD_USER_INPUT', 'GET with variables too')
   // GraphQL itself refuses a lone surrogate escape in a literal: a syntax error, before any of this.
-  const literalSurrogate = await app.inject({
-    method: 'POST',
-    url: '/graphql',
-    headers: admin,
-    payload: { query: 'mutation { createArticle(input: { title: "\\ud800", body: "x" }) { id } }' },
-  })
+  const literalSurrogate = await gql(app, 'mutation { createArticle(input: { title: "\\ud800", body: "x" }) { id } }', admin)
   t.equal(literalSurrogate.json().errors?.[0]?.extensions.code, 'GRAPHQL_PARSE_FAILED')
   t.same(await rowCounts(app), before, 'no row was written')
   t.equal(await orderStatus(app, 3), 'pending', 'order 3 was not cancelled')
 
-  const fine = await app.inject({
-    method: 'POST',
-    url: '/graphql',
-    headers: admin,
-    payload: { query: 'mutation($t: String!) { createArticle(input: { title: $t, body: "x" }) { title } }', variables: { t: 'Emoji 😀' } },
-  })
+  const fine = await gql(
+    app,
+    { query: 'mutation($t: String!) { createArticle(input: { title: $t, body: "x" }) { title } }', variables: { t: 'Emoji 😀' } },
+    admin,
+  )
   t.same(fine.json().data, { createArticle: { title: 'Emoji 😀' } }, 'a surrogate pair is stored')
 })

@@ -15,18 +15,37 @@ export interface SqlClient {
 /** Pool size 10: the same as the service's pool (src/db/database.ts). */
 const POOL_SIZE = 10
 
+/**
+ * Every statement is a named prepared statement (parsed and planned once per connection), as the
+ * service's are on a direct connection (src/db/prepared-statements.ts): the baselines are as
+ * strong as a hand-written program can make them.
+ */
+function preparedNames(): (text: string) => string {
+  const names = new Map<string, string>()
+  return (text) => {
+    let name = names.get(text)
+    if (name === undefined) {
+      name = `bench_${names.size}`
+      names.set(text, name)
+    }
+    return name
+  }
+}
+
 export async function openSqlClient(env: Record<string, string | undefined> = process.env): Promise<SqlClient> {
   if (env.DATABASE_URL) {
     const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: POOL_SIZE })
     pool.on('error', () => {})
+    const nameOf = preparedNames()
+    const prepared = (text: string, params: unknown[] | undefined) => ({ name: nameOf(text), text, values: params ?? [] })
     return {
-      query: async <Row extends QueryResultRow>(text: string, params?: unknown[]) => (await pool.query<Row>(text, params)).rows,
+      query: async <Row extends QueryResultRow>(text: string, params?: unknown[]) => (await pool.query<Row>(prepared(text, params))).rows,
       async transaction(work) {
         const client = await pool.connect()
         try {
           await client.query('begin')
           const result = await work(
-            async <Row extends QueryResultRow>(text: string, params?: unknown[]) => (await client.query<Row>(text, params)).rows,
+            async <Row extends QueryResultRow>(text: string, params?: unknown[]) => (await client.query<Row>(prepared(text, params))).rows,
           )
           await client.query('commit')
           return result

@@ -52,7 +52,7 @@ function asSent(value: unknown): unknown {
 
 export function createCommandValidator() {
   const ajv = createAjv(false)
-  // Each compiled on its first command, not at start (issue #14: start-up time), like REST's.
+  // Each compiled on its first command, not at start (start-up time), like REST's.
   const validators = new Map<CommandName, ValidateFunction>()
   return {
     /** Throws 400 VALIDATION_FAILED naming every field of `command` that breaks the contract. */

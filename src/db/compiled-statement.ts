@@ -1,6 +1,6 @@
 /**
  * A statement whose text never changes, written once: only its parameters are bound per execution,
- * so a hot path builds and compiles no query per request (issue 25: Kysely's building and
+ * so a hot path builds and compiles no query per request (Kysely's building and
  * compiling was the largest share of the server's own work on a read). It still runs through the
  * executor it is given (the request's connection or transaction, its deadline, the statement log
  * that counts and traces statements), like any Kysely query.

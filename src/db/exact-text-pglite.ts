@@ -3,7 +3,7 @@
  * row with a WHATWG TextDecoder, which takes a leading U+FEFF for a byte order mark and drops it:
  * a title stored as "\uFEFFHello" (the bytes EF BB BF are in the table) reads back as "Hello",
  * while PostgreSQL's driver (Buffer decoding) returns it whole. The client's text must survive
- * either way (issue 21), so this PGlite keeps each response's bytes, which `execProtocol` returns
+ * either way, so this PGlite keeps each response's bytes, which `execProtocol` returns
  * beside the messages it parsed, and gives back the U+FEFF of every field whose bytes begin with
  * one. PGlite runs every query of `query`, `exec` and transactions through `execProtocolStream`,
  * overridden here; everything else (locks, notifications, errors) is PGlite's own.

@@ -1,7 +1,7 @@
 /**
  * A Kysely dialect over an embedded PGlite: PostgreSQL's adapter, compiler and introspector, and a
- * driver with one connection. Written while Node 20 held the project on Kysely 0.28, which has none
- * (issue #14). Kysely 0.29, in use since Node 20 was dropped (issue 24), ships one of its own; this
+ * driver with one connection. Written while Node 20 held the project on Kysely 0.28, which has
+ * none. Kysely 0.29, in use since Node 20 was dropped, ships one of its own; this
  * one stays for now (the same design, proven by the suite; it also applies a transaction's isolation
  * level and access mode, which Kysely's ignores): replacing it is a change of its own.
  *

@@ -1,5 +1,5 @@
 /**
- * Where a statement runs when streaming replicas are configured (decisions §14): the one place that
+ * Where a statement runs when streaming replicas are configured (decisions §15): the one place that
  * routes. A request that only reads (a REST GET, a GraphQL query) runs inside a ReadScope; a
  * statement of such a request that only reads, outside a transaction, goes to a replica the
  * ReplicaSet picks (healthy, and past the caller's last write); everything else goes to the

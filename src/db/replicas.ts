@@ -1,5 +1,5 @@
 /**
- * The streaming replicas reads may go to (DATABASE_REPLICA_URLS, decisions §14), and how far
+ * The streaming replicas reads may go to (DATABASE_REPLICA_URLS, decisions §15), and how far
  * behind each is. Every POLL_MS the primary's WAL position is sampled and each replica's replayed
  * position read; a replica's lag is how long ago the primary was at the position it has replayed
  * (0 when it has replayed the latest sample), so an idle primary makes no lag. A replica is:

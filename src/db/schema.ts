@@ -2,7 +2,7 @@
  * Table types for Kysely. Only repositories (src/modules/*\/*.repository.ts) and src/db/ use them;
  * services map rows to API types and never return a row type.
  */
-import type { ColumnType, Generated, Insertable, Selectable } from 'kysely'
+import type { ColumnType, Generated, Selectable } from 'kysely'
 // The contract's order status is the column's type: one list of states, written in openapi.yaml.
 import type { OrderStatus } from '../contract-types.ts'
 
@@ -156,8 +156,5 @@ export type OrderRow = Selectable<OrderTable>
 export type OrderItemRow = Selectable<OrderItemTable>
 export type ArticleRow = Selectable<ArticleTable>
 export type CommentRow = Selectable<CommentTable>
-export type IdempotencyKeyRow = Selectable<IdempotencyKeyTable>
-export type OutboxRow = Selectable<OutboxTable>
-export type NewOutboxEvent = Insertable<OutboxTable>
 export type WebhookEndpointRow = Selectable<WebhookEndpointTable>
 export type WebhookDeliveryRow = Selectable<WebhookDeliveryTable>

@@ -2,7 +2,7 @@
  * Loaders as resolvers that batch, without Mercurius' loader cache. Mercurius keys every load by a
  * stable JSON stringification of the whole parent record and the arguments (safe-stable-stringify
  * and single-user-cache): for `Order.user` that is the order with every item, for each order. In
- * the GraphQL bench that keying was about 7% of the server's CPU time (issue 13).
+ * the GraphQL bench that keying was about 7% of the server's CPU time.
  *
  * Here the same contract, cheaper: the loads of one field made in one tick are one call of its
  * loader (one statement), as with Mercurius. Within one HTTP request a repeated load (the same parent

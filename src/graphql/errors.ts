@@ -222,5 +222,5 @@ export function locatedApiError(error: ApiError, nodes?: readonly ASTNode[]): Gr
  * but sends what it is given as is: ours is already formatted, the shape clients receive.
  */
 function formatted(response: FormattedExecutionResult & { extensions?: Record<string, unknown> }): ExecutionResult {
-  return response as unknown as ExecutionResult
+  return response as ExecutionResult
 }

@@ -1,6 +1,6 @@
 /**
  * The limits' measures of an operation (depth, mutation count, cost: limits.ts), computed once per
- * document and per values of the variables they depend on, not once per request (issue 25).
+ * document and per values of the variables they depend on, not once per request.
  *
  * What a measure depends on is recorded, not guessed: the walk reads the coerced variables through
  * a proxy that notes every name it looks at (`first: $n` of a list, `@skip(if: $s)`; `user(id:

@@ -1,5 +1,5 @@
 /**
- * GraphQL's part of what a request cost (issue 15): the operation's name, outcome and points for
+ * GraphQL's part of what a request cost: the operation's name, outcome and points for
  * the request's log line, metrics and Server-Timing (plugins/request-cost.ts), the request id in
  * `extensions.requestId`, and, while tracing is on (plugins/tracing.ts), spans for parse, validate
  * and execute, and one span per loader batch (not per parent: a batch is one query).

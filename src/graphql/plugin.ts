@@ -73,7 +73,7 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
     const persistedQueries = persistedQueryProvider(options.config.graphql.persistedOnly, options.config.graphql.persistedManifest)
     // The endpoint's own request checks, on its routes only (route-hooks.ts).
     addGraphqlRouteHooks(app, '/graphql', {
-      // Callback-style hooks (no promise per request, issue 13); a throw is the request's error.
+      // Callback-style hooks (no promise per request); a throw is the request's error.
       onRequest: (request, reply, done) => {
         // A WebSocket upgrade authenticates in connection_init (subscriptions check the caller); its
         // Origin is checked here, as CORS would check a request's (plugins/cors.ts).

@@ -1,7 +1,7 @@
 /**
  * Hooks of the GraphQL endpoint's own routes (GET, the HEAD Fastify adds for it, and POST on the
  * endpoint's path), attached to those routes rather than to the app: a REST request runs none of
- * them, and a GraphQL request does not ask each whether it is one (issue 25, item 2: per-request
+ * them, and a GraphQL request does not ask each whether it is one (per-request
  * work designed per route).
  *
  * They run where an app-wide hook of this plugin ran before them: the app-wide hooks of the

@@ -60,8 +60,3 @@ export function selectedFieldsAt(info: GraphQLResolveInfo, path: readonly string
   for (const name of path) fields = selectedFieldsOf(fields.get(name) ?? [], info)
   return fields
 }
-
-/** Whether the field being resolved selects `name` directly under it. */
-export function selectsField(info: GraphQLResolveInfo, name: string): boolean {
-  return selectedFields(info).has(name)
-}

@@ -41,7 +41,7 @@ function unstorableTextInVariables(variables: Record<string, unknown> | undefine
 
 export function refuseUnstorableText(app: FastifyInstance): void {
   // Mercurius hands the same DocumentNode again for a query text it has parsed before (its LRU),
-  // so the literals are walked once per document, not per request (issue 13).
+  // so the literals are walked once per document, not per request.
   const inLiterals = new WeakMap<DocumentNode, FieldError[]>()
   app.graphql.addHook('preExecution', async (_schema, document, _context, variables) => {
     let literalErrors = inLiterals.get(document)

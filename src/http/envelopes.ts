@@ -4,7 +4,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Page } from '../pagination/page.ts'
-import { etagOf } from '../plugins/http-caching.ts'
+import type { JsonText } from '../db/json-text.ts'
+import { etagOf, etagOfVersion } from '../plugins/http-caching.ts'
 import { baseUrl } from './locations.ts'
 
 /** The same request with a new cursor: every other query parameter is kept as it was sent. */
@@ -44,7 +45,7 @@ export function sendRecord<T extends object>(reply: FastifyReply, record: T, fie
 
 /**
  * A top-level collection: envelope A, `{data, page: {next, cursor, total}}` (decisions §5);
- * `cursor` is the raw cursor of `next` (issue #14), so SDKs need not parse the URL.
+ * `cursor` is the raw cursor of `next`, so SDKs need not parse the URL.
  */
 export function sendCollection<T extends object>(
   request: FastifyRequest,
@@ -66,4 +67,60 @@ export function sendNestedCollection<T extends object>(reply: FastifyReply, page
   const names = parseFields(fields)
   const body = { data: page.data.map((record) => pick(record, names)), next_cursor: page.nextCursor }
   return names ? sendSparse(reply, body) : reply.send(body)
+}
+
+/**
+ * A record as JSON text PostgreSQL built (decisions §6, "Reads built by the database"), with what
+ * its ETag is made of: sent as it is, no serializer runs. A sparse answer (`fields=`) is the rare
+ * case that parses it.
+ */
+export interface RecordText<T> {
+  json: JsonText<T>
+  id: number
+  updated_at: string
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8'
+
+/** The value a JSON text holds (JSON.parse of a text of type T). */
+function parsed<T>(text: JsonText<T>): T {
+  return JSON.parse(text)
+}
+
+/** sendRecord for a record as JSON text: tagged by its version, sent as it is. */
+export function sendRecordText<T extends object>(reply: FastifyReply, record: RecordText<T>, fields?: string): FastifyReply {
+  const names = parseFields(fields)
+  if (names) return sendSparse(reply, pick(parsed(record.json), names))
+  return reply.header('etag', etagOfVersion(record.id, record.updated_at)).type(JSON_TYPE).send(record.json)
+}
+
+/** The records of a page as one JSON array text, joined as they are. */
+function arrayText<T>(records: ReadonlyArray<{ json: JsonText<T> }>): string {
+  let text = '['
+  for (let index = 0; index < records.length; index++) text += index === 0 ? records[index]!.json : `,${records[index]!.json}`
+  return `${text}]`
+}
+
+/** sendCollection for records as JSON text: envelope A written around them, nothing serialized again. */
+export function sendCollectionText<T extends object>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  publicUrl: string | undefined,
+  page: Page<{ json: JsonText<T> }>,
+  fields: string | undefined,
+): FastifyReply {
+  if (fields !== undefined)
+    return sendCollection(request, reply, publicUrl, { ...page, data: page.data.map((record) => parsed(record.json)) }, fields)
+  const envelope = { next: nextPageUrl(request, publicUrl, page.nextCursor), cursor: page.nextCursor, total: page.total }
+  return reply.type(JSON_TYPE).send(`{"data":${arrayText(page.data)},"page":${JSON.stringify(envelope)}}`)
+}
+
+/** sendNestedCollection for records as JSON text: envelope B written around them. */
+export function sendNestedCollectionText<T extends object>(
+  reply: FastifyReply,
+  page: Page<{ json: JsonText<T> }>,
+  fields: string | undefined,
+): FastifyReply {
+  if (fields !== undefined) return sendNestedCollection(reply, { ...page, data: page.data.map((record) => parsed(record.json)) }, fields)
+  return reply.type(JSON_TYPE).send(`{"data":${arrayText(page.data)},"next_cursor":${JSON.stringify(page.nextCursor)}}`)
 }

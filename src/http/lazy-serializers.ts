@@ -2,14 +2,14 @@
  * Response serializers compiled on first use. Fastify compiles a fast-json-stringify serializer
  * for every response schema of every route when the app becomes ready; with this contract's ~40
  * operations and their error responses that was, after AJV, the largest part of start-up that was
- * ours (issue #14). Same compiler, same schemas, same output: only when it runs changes.
+ * ours. Same compiler, same schemas, same output: only when it runs changes.
  *
  * One change to the schemas a serializer is compiled from: where the contract says a record is
  * `oneOf: [X, XSparse]` (the full record, or the part `fields=` named), the serializer is compiled
  * for X alone. Only full records go through it: a sparse answer is sent with JSON.stringify
  * (envelopes.ts, sendSparse). For a `oneOf`, fast-json-stringify validates each value with Ajv
  * against the branches to choose one, which for an order meant checking every date-time and item
- * of every record of every response: the largest single cost of list serialization (issue 13).
+ * of every record of every response: the largest single cost of list serialization.
  */
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import type { FastifyServerOptions } from 'fastify'

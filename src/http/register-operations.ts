@@ -87,7 +87,7 @@ function registerOperation<K extends OperationId>(
     handler,
     // Checked before the body is read, so no handler runs and no body is parsed for a request
     // without a valid credential; after onRequest, so the rate limiter still counts it.
-    // Callback-style (issue 25): no promise per hook per request; Fastify turns a throw into the
+    // Callback-style: no promise per hook per request; Fastify turns a throw into the
     // request's error all the same.
     preParsing: (request: FastifyRequest, _reply: FastifyReply, payload, done) => {
       if (operation.authenticated) requireCaller(request)

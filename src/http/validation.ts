@@ -52,7 +52,7 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   return ({ schema, httpPart }) => {
     const ajv = httpPart === 'body' ? bodyAjv : parameterAjv
     // Compiled on first use rather than when the route is registered: compiling every schema of
-    // every operation was the largest part of start-up that was ours (issue #14), and most
+    // every operation was the largest part of start-up that was ours, and most
     // processes never see most operations. AJV caches compiled schemas itself, so shared
     // component schemas compile once. test/http/lazy-compilation.test.ts compiles them all.
     let validate: ValidateFunction | undefined

@@ -26,7 +26,7 @@ export interface DbPluginOptions {
   statementTimeoutMs: number
   /** DB_POOLED: behind a pooler in transaction mode; undefined to find out. */
   pooled: boolean | undefined
-  /** DATABASE_REPLICA_URLS and DATABASE_REPLICA_MAX_LAG (decisions §14): none, an empty list. */
+  /** DATABASE_REPLICA_URLS and DATABASE_REPLICA_MAX_LAG (decisions §15): none, an empty list. */
   replicas: { urls: string[]; maxLagMs: number }
 }
 

@@ -198,8 +198,10 @@ export default fp(
           reply.header('deprecation', operation.deprecation)
           if (operation.sunset) reply.header('sunset', operation.sunset)
           if (link) {
-            const params = request.params as Record<string, string>
-            const url = hasParameters ? link.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? '')) : link
+            const params = new Map(typeof request.params === 'object' && request.params !== null ? Object.entries(request.params) : [])
+            const url = hasParameters
+              ? link.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(String(params.get(name) ?? '')))
+              : link
             reply.header('link', `<${url}>; rel="successor-version"`)
           }
           recorder.operationUsed(request, operation)

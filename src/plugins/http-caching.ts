@@ -24,7 +24,7 @@ const CACHE_CONTROL: Record<CacheKind, string> = {
 }
 
 function hash(data: string | Buffer): string {
-  // The one-shot digest: no Hash object per response (issue 13); the same value as before.
+  // The one-shot digest: no Hash object per response; the same value as before.
   return `"${digest('sha256', data, 'base64url').slice(0, 32)}"`
 }
 
@@ -37,16 +37,21 @@ const REPRESENTATIONS = digest('sha256', JSON.stringify(contractSchemas), 'base6
 /**
  * The ETag of a record's full representation; the same value its GET carries. A record that
  * carries its version (`updated_at`, which every change advances by at least a millisecond:
- * db/updated-at.ts) is tagged by its id and that version, with nothing serialized or hashed
- * (issue 13); any other (users, products, comments: never changed once created) by a hash of its
+ * db/updated-at.ts) is tagged by its id and that version, with nothing serialized or hashed;
+ * any other (users, products, comments: never changed once created) by a hash of its
  * JSON.
  */
 export function etagOf(representation: object): string {
   if ('id' in representation && 'updated_at' in representation) {
     const { id, updated_at } = representation
-    if (typeof id === 'number' && typeof updated_at === 'string') return `"${REPRESENTATIONS}.${id}.${updated_at}"`
+    if (typeof id === 'number' && typeof updated_at === 'string') return etagOfVersion(id, updated_at)
   }
   return hash(JSON.stringify(representation))
+}
+
+/** The ETag of the full representation of the record `id` at version `updatedAt` (see etagOf). */
+export function etagOfVersion(id: number, updatedAt: string): string {
+  return `"${REPRESENTATIONS}.${id}.${updatedAt}"`
 }
 
 /** An entity tag without its weakness indicator: `W/"x"` and `"x"` have the same opaque tag. */
@@ -93,7 +98,7 @@ function addVary(reply: FastifyReply, field: string): void {
 
 export default fp(
   async function httpCaching(app) {
-    // Callback-style (no promise per request, issue 13).
+    // Callback-style (no promise per request).
     app.addHook('onSend', (request, reply, payload, done) => {
       const kind = request.routeOptions.config?.cache
       if (!kind || (request.method !== 'GET' && request.method !== 'HEAD') || reply.statusCode !== 200) return done(null, payload)

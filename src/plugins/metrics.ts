@@ -123,7 +123,7 @@ export default fp<MetricsOptions>(
     }
 
     // Each request's series, looked up by one string instead of prom-client hashing its label
-    // objects four times per request (issue 13). Bounded: methods, routes and statuses are.
+    // objects four times per request. Bounded: methods, routes and statuses are.
     const seriesByKey = new Map<
       string,
       {
@@ -164,7 +164,7 @@ export default fp<MetricsOptions>(
       for (const code of codes) if (IDEMPOTENCY_CONFLICTS.has(code)) conflicts.inc({ code })
       if (reply.getHeader('idempotent-replayed') === 'true') replays.inc()
     }
-    // Callback-style (no promise per request, issue 13).
+    // Callback-style (no promise per request).
     app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
       record(request, reply)
       done()
@@ -191,7 +191,7 @@ export default fp<MetricsOptions>(
         if (database.pool) this.set(database.pool.waitingCount)
       },
     })
-    // Replicas (decisions §14): absent without DATABASE_REPLICA_URLS.
+    // Replicas (decisions §15): absent without DATABASE_REPLICA_URLS.
     const { replicas } = app
     if (replicas) {
       new Gauge({

@@ -78,7 +78,7 @@ export default fp<RateLimitOptions>(
     app.decorate('countRequest', countRequest)
     // App-wide, so that the not-found handler counts too (an unknown route is no free request), after
     // the hooks registered before this plugin: auth, which names the caller, and the request's cost.
-    // Callback-style (issue 25): one promise per request, the count's own, not a second for the hook.
+    // Callback-style: one promise per request, the count's own, not a second for the hook.
     app.addHook('onRequest', (request, reply, done) => {
       if (request.routeOptions.config.rateLimit === false) return done()
       countRequest(request, reply).then(() => done(), done)

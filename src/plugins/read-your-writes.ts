@@ -1,5 +1,5 @@
 /**
- * Read-your-writes across replicas and instances (decisions §14). With DATABASE_REPLICA_URLS set,
+ * Read-your-writes across replicas and instances (decisions §15). With DATABASE_REPLICA_URLS set,
  * every request under /api and /graphql runs in a ReadScope (src/db/read-routing.ts decides where
  * each statement goes):
  * - a REST request other than GET and HEAD is pinned to the primary from its start; a GET, and a

@@ -1,5 +1,5 @@
 /**
- * What each request cost, measured once and reported three ways (issue 15):
+ * What each request cost, measured once and reported three ways:
  *   - on the response: `X-Request-Id`, and `Server-Timing` with the database time and statement
  *     count, the total time and, for GraphQL, the points charged;
  *   - in the log: exactly one line per request (Fastify's own request/response lines are off);
@@ -87,9 +87,9 @@ function logLine(request: FastifyRequest, reply: FastifyReply): void {
 export default fp(
   async function requestCost(app) {
     const current = new AsyncLocalStorage<RequestCost>()
-    // Fastify's decorator idiom: a null placeholder for the shape, replaced in onRequest before
+    // Declared without a value (Fastify's idiom for a per-request object): onRequest sets it before
     // anything reads it, so readers need no null check.
-    app.decorateRequest('cost', null as unknown as RequestCost)
+    app.decorateRequest('cost')
 
     const stopObserving = app.database.observeQueries((event) => {
       const cost = current.getStore()
@@ -105,13 +105,13 @@ export default fp(
       current.run(request.cost, done)
     })
     // …and entered again before the handler when reading a body resumed in the stream's own
-    // context (a request without a body is still inside it: nothing to enter, issue 25).
+    // context (a request without a body is still inside it: nothing to enter).
     app.addHook('preHandler', (request, _reply, done) => {
       if (current.getStore() === request.cost) done()
       else current.run(request.cost, done)
     })
 
-    // Callback-style (no promise per request, issue 13).
+    // Callback-style (no promise per request).
     app.addHook('onSend', (request, reply, payload, done) => {
       reply.header(REQUEST_ID_HEADER, request.id)
       // Requests that fail before onRequest (a malformed URL, a timeout) have no cost record.

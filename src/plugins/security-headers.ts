@@ -12,7 +12,7 @@
  *
  * helmet itself, not @fastify/helmet: that wrapper builds a new helmet middleware (parsing every
  * directive again) for every request, which cost about 5% of the server's CPU time per request in
- * the bench (issue 13). Here each policy's middleware is built once, at start, and the policies
+ * the bench. Here each policy's middleware is built once, at start, and the policies
  * whose headers never change are applied as headers computed once.
  */
 import fp from 'fastify-plugin'

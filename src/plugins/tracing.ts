@@ -1,5 +1,5 @@
 /**
- * OpenTelemetry traces (issue 15), off unless configured (config.ts `tracing`) or handed a span
+ * OpenTelemetry traces, off unless configured (config.ts `tracing`) or handed a span
  * exporter (tests). While off, this plugin loads no OpenTelemetry module (they are imported
  * dynamically below, and elsewhere only as types) and adds no hook: tracing costs nothing.
  *

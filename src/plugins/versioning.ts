@@ -20,7 +20,7 @@ export function requestedVersions(accept: string | undefined): string[] {
 export default fp(
   async function versioning(app) {
     // Callback-style hooks here and in the other per-request plugins: an async hook costs a promise
-    // and a microtask per request, measurable in the bench (issue 13). Fastify turns a throw into
+    // and a microtask per request, measurable in the bench. Fastify turns a throw into
     // the request's error all the same.
     app.addHook('onRequest', (request, _reply, done) => {
       if (request.url.startsWith('/api/')) {

@@ -17,7 +17,7 @@ import { parse } from 'yaml'
 import { SCOPES } from '../../src/auth/caller.ts'
 import { toGlobalId } from '../../src/graphql/global-id.ts'
 import { listening, rawConnection } from '../graphql/subscription-clients.ts'
-import { bearer, build, tokenFor } from '../helper.ts'
+import { bearer, build, gql, tokenFor } from '../helper.ts'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..')
 const OWNER = 2
@@ -301,12 +301,7 @@ t.test('REST and GraphQL allow and deny what the contracts say, scope set by sco
         outcome = graphqlOutcome(t, errors, where)
         if (outcome === 'allowed') t.equal(errors[0]?.extensions?.code, 'BAD_USER_INPUT', `${where}: past authorization, to its arguments`)
       } else {
-        const response = await app.inject({
-          method: 'POST',
-          url: '/graphql',
-          headers: bearer(cell.user, cell.scopes.join(' ')),
-          payload: { query: recipe.query(f) },
-        })
+        const response = await gql(app, { query: recipe.query(f) }, bearer(cell.user, cell.scopes.join(' ')))
         outcome = graphqlOutcome(t, response.json().errors, where)
       }
       t.equal(outcome, cell.expected, `${where}: ${cell.expected}`)

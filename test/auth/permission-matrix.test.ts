@@ -4,7 +4,7 @@
  */
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { bearer, build } from '../helper.ts'
+import { bearer, build, createOrder, gql } from '../helper.ts'
 
 type Headers = { authorization: string }
 
@@ -32,7 +32,7 @@ async function rest(app: FastifyInstance, headers: Headers, method: string, url:
 }
 
 async function graphql(app: FastifyInstance, headers: Headers, query: string): Promise<Outcome> {
-  const response = await app.inject({ method: 'POST', url: '/graphql', headers, payload: { query } })
+  const response = await gql(app, query, headers)
   const body = response.json()
   if (!body.errors) return 'allow'
   if (body.errors.every((error: { extensions: { code: string } }) => error.extensions.code === 'FORBIDDEN')) return 'deny'
@@ -90,12 +90,7 @@ t.test('REST and GraphQL allow and deny exactly the same cells', async (t) => {
   const owner = callers.owner!
   let counter = 0
   const fixture = async (): Promise<Fixture> => {
-    const order = await app.inject({
-      method: 'POST',
-      url: '/api/v1/orders',
-      headers: owner,
-      payload: { items: [{ sku: 'MS-202', qty: 1 }] },
-    })
+    const order = await createOrder(app, [{ sku: 'MS-202', qty: 1 }], owner)
     const article = await app.inject({ method: 'POST', url: '/api/v1/articles', headers: owner, payload: { title: 'Mine', body: 'Text' } })
     return { orderId: order.json().id, articleId: article.json().id, unique: `${process.pid}-${counter++}` }
   }

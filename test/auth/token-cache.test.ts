@@ -1,5 +1,5 @@
 /**
- * A verified token is verified once (issue 25): its Caller is cached per verifier until the token's
+ * A verified token is verified once: its Caller is cached per verifier until the token's
  * `exp`, in a bounded cache; a token past its `exp` is refused even when cached, and two apps never
  * share what they verified.
  */

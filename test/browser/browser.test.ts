@@ -1,5 +1,5 @@
 /**
- * The service as a browser user meets it (issue #14), in a real Chromium driven by playwright-core:
+ * The service as a browser user meets it, in a real Chromium driven by playwright-core:
  * Swagger UI's "Try it out" at /docs (a list read after a POST shows it), GraphiQL at /graphiql, and
  * a browser app on another origin calling the API through CORS (with its own X-Request-Id and
  * traceparent, reading X-Request-Id and Server-Timing) and opening the GraphQL WebSocket, which a

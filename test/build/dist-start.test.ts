@@ -1,5 +1,5 @@
 /**
- * First run (issue #14): `npm run build` compiles the service into dist/, and the compiled server
+ * First run: `npm run build` compiles the service into dist/, and the compiled server
  * starts from it (`npm run start:dist`), finds its contracts, migrations and persisted-query
  * manifest, prints the start banner, and every URL the banner names answers.
  */

@@ -226,7 +226,7 @@ t.test('the whole binding design, field by field', async (t) => {
     'article: Article!',
     'cursor: String!',
   ])
-  // Issue 26: global object identification. Every type with an identity is a Node; Item is not.
+  // Global object identification (decisions §13). Every type with an identity is a Node; Item is not.
   t.same(signatures(schema, 'Node'), ['id: ID!'])
   const node = schema.getType('Node')
   t.same(
@@ -251,7 +251,7 @@ t.test('the whole binding design, field by field', async (t) => {
       ['pending', 'paid', 'cancelled', 'refunded'],
     )
   t.ok(schema.getType('DateTime'), 'scalar DateTime')
-  // Issue #14: connections beside the lists; the record-carried cursors are deprecated, not removed.
+  // Connections beside the lists; the record-carried cursors are deprecated, not removed.
   t.same(signatures(schema, 'PageInfo'), ['hasNextPage: Boolean!', 'hasPreviousPage: Boolean!', 'startCursor: String', 'endCursor: String'])
   for (const record of ['Order', 'User', 'Article', 'Product', 'Comment']) {
     t.same(signatures(schema, `${record}Connection`), [`edges: [${record}Edge!]!`, 'pageInfo: PageInfo!'])

@@ -2,7 +2,7 @@ import t from 'tap'
 import { readFile } from 'node:fs/promises'
 import { buildClientSchema, buildSchema, getIntrospectionQuery, printSchema } from 'graphql'
 import { parse } from 'yaml'
-import { bearer, build } from '../helper.ts'
+import { bearer, build, gql } from '../helper.ts'
 
 const openApiYaml = await readFile(new URL('../../openapi.yaml', import.meta.url), 'utf8')
 const sdl = await readFile(new URL('../../schema.graphql', import.meta.url), 'utf8')
@@ -64,11 +64,9 @@ t.test('Swagger UI is served at /docs', async (t) => {
 
 t.test('the live GraphQL schema, introspected, is schema.graphql', async (t) => {
   const app = await build(t)
-  const response = await app.inject({
-    method: 'POST',
-    url: '/graphql',
-    headers: bearer(2, 'orders:read'),
-    payload: {
+  const response = await gql(
+    app,
+    {
       query: getIntrospectionQuery({
         descriptions: true,
         schemaDescription: true,
@@ -77,7 +75,8 @@ t.test('the live GraphQL schema, introspected, is schema.graphql', async (t) => 
         inputValueDeprecation: true,
       }),
     },
-  })
+    bearer(2, 'orders:read'),
+  )
   t.equal(response.statusCode, 200)
   const body = response.json()
   t.notOk(body.errors, 'introspection is not refused')

@@ -1,5 +1,5 @@
 /**
- * openapi.yaml serves SDK generators as it is (issue #14): clients generated with
+ * openapi.yaml serves SDK generators as it is: clients generated with
  * @hey-api/openapi-ts and orval, from the file on disk (no network), plus a small program per
  * client that lists orders and pages on with `page.cursor`, reads an order and creates one, all
  * compile under `tsc --strict` with no diagnostic. Records of an operation that takes `fields=`

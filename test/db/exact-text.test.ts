@@ -5,7 +5,7 @@
  */
 import t from 'tap'
 import { sql } from 'kysely'
-import { bearer, build, createTestDatabase } from '../helper.ts'
+import { bearer, build, createTestDatabase, gql } from '../helper.ts'
 
 const author = bearer(1, 'admin articles:write')
 const BOM = '\uFEFF'
@@ -33,12 +33,7 @@ t.test('an article and a comment created with a leading U+FEFF read back byte fo
     payload: { body: comment },
   })
   t.equal(commented.statusCode, 201)
-  const graphql = await app.inject({
-    method: 'POST',
-    url: '/graphql',
-    headers: author,
-    payload: { query: `{ article(id: "${id}") { title body comments(first: 5) { body } } }` },
-  })
+  const graphql = await gql(app, { query: `{ article(id: "${id}") { title body comments(first: 5) { body } } }` }, author)
   t.equal(graphql.statusCode, 200, graphql.body)
   const article = graphql.json().data.article
   t.equal(article.title, title, 'GraphQL: the title')

@@ -1,5 +1,5 @@
 /**
- * Read replicas (decisions §14), on a private primary and a streaming replica of its own
+ * Read replicas (decisions §15), on a private primary and a streaming replica of its own
  * (test/faults/private-replica.ts): other callers' reads are served by the replica; a caller never
  * reads the state before its own write, through another instance, REST and GraphQL, with the
  * position sent back (Read-After-LSN) or remembered in Redis; a replica that lags, is stopped or

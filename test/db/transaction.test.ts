@@ -7,7 +7,7 @@ import t from 'tap'
 import { sql } from 'kysely'
 import { runWrite } from '../../src/db/transaction.ts'
 import { ApiError, conflict } from '../../src/errors.ts'
-import { bearer, build, createTestDatabase } from '../helper.ts'
+import { bearer, build, createTestDatabase, gql } from '../helper.ts'
 import { postgresUrl } from '../setup/templates.ts'
 
 const onPostgres = postgresUrl() !== undefined
@@ -87,7 +87,7 @@ t.test(
     const query = '{ articles(first: 5) { id title } }'
     const titles = async () =>
       (
-        (await app.inject({ method: 'POST', url: '/graphql', headers: grace, payload: { query } })).json().data.articles as Array<{
+        (await gql(app, query, grace)).json().data.articles as Array<{
           title: string
         }>
       ).map((a) => a.title)

@@ -1,6 +1,6 @@
 /**
  * Every "decisions §N" the code, the tests and the README cite must name a section of the design
- * record in docs/decisions.md (issue 22, item 3), so that a clone has no dangling reference. The
+ * record in docs/decisions.md, so that a clone has no dangling reference. The
  * mapping is mechanical: "decisions §N" is the heading `## §N <title>` of docs/decisions.md.
  * Citations take the forms "decisions §12", "decisions §12, §13", "decisions §2-§5, §11", also
  * broken across a comment line ("decisions\n * §12"); a bare "§13.1.2" (an RFC's section) is not one.

@@ -1,5 +1,5 @@
 /**
- * The README is a map a newcomer can follow (issue 22, item 4): under 300 lines, with a table of
+ * The README is a map a newcomer can follow: under 300 lines, with a table of
  * contents that leads to its own headings; every relative link in it and in docs/ reaches a file
  * that exists, and an anchor reaches a heading of that file (GitHub's slugs); and docs/layout.md
  * names every folder of the repository and of src/ (src/modules/* included) and nothing that is gone.

@@ -1,5 +1,5 @@
 /**
- * A request's database work is bounded as a whole, not per statement (decisions §12, issue 21):
+ * A request's database work is bounded as a whole, not per statement (decisions §12):
  * a transaction — BEGIN, an idempotency key's lock, the savepoint, the work, the stored outcome,
  * COMMIT — ends within DB_STATEMENT_TIMEOUT and its margin (databaseWorkBoundMs), answering 503
  * DATABASE_UNAVAILABLE with Retry-After, however many statements waited; and a shutdown while

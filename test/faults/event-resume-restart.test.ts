@@ -1,5 +1,5 @@
 /**
- * The event log across a PostgreSQL restart (issue 23): a stream and a subscription, both live and
+ * The event log across a PostgreSQL restart: a stream and a subscription, both live and
  * both cut before the restart, resume after it with the last id each received and get exactly the
  * events committed meanwhile. On a cluster of this test's own.
  */

@@ -4,6 +4,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
+import { createOrder } from '../helper.ts'
 
 /** Creates an order of one keyboard for the caller `headers` names; returns its REST id. */
 export async function createOrderRetrying(
@@ -14,12 +15,7 @@ export async function createOrderRetrying(
 ): Promise<number> {
   const deadline = Date.now() + waitMs
   for (;;) {
-    const response = await app.inject({
-      method: 'POST',
-      url: '/api/v1/orders',
-      headers: { ...headers, 'idempotency-key': key },
-      payload: { items: [{ sku: 'KB-101', qty: 1 }] },
-    })
+    const response = await createOrder(app, [{ sku: 'KB-101', qty: 1 }], { ...headers, 'idempotency-key': key })
     if (response.statusCode === 201) return response.json().id
     if (response.statusCode !== 503 || Date.now() > deadline) throw new Error(`creating ${key}: ${response.statusCode} ${response.body}`)
     await sleep(50)

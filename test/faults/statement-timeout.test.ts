@@ -5,7 +5,7 @@
  */
 import t from 'tap'
 import { createDatabase } from '../../src/db/database.ts'
-import { bearer, build, createTestDatabase } from '../helper.ts'
+import { bearer, build, createTestDatabase, gql } from '../helper.ts'
 import { postgresUrl } from '../setup/templates.ts'
 import { freezableRelay } from './freezable-relay.ts'
 import { cloneDatabase, startServer } from './server-process.ts'
@@ -88,12 +88,7 @@ t.test(
     t.match(rest.json(), { code: 'DATABASE_UNAVAILABLE' })
 
     const graphql = (query: string) =>
-      app.inject({
-        method: 'POST',
-        url: '/graphql',
-        headers: { ...bearer(1, 'admin'), 'content-type': 'application/json', accept: 'application/graphql-response+json' },
-        payload: { query },
-      })
+      gql(app, query, { ...bearer(1, 'admin'), 'content-type': 'application/json', accept: 'application/graphql-response+json' })
     const nothing = await graphql(ORDERS_QUERY)
     t.equal(nothing.statusCode, 503, 'orders is non-null, so its failure leaves no data: 503')
     t.equal(nothing.headers['retry-after'], '5')

@@ -1,6 +1,6 @@
 /**
  * A subscription event whose fields cannot be resolved because the database is away is never a
- * bare `data: null` (issue 21): its loads are retried while the outage lasts, up to
+ * bare `data: null`: its loads are retried while the outage lasts, up to
  * SUBSCRIPTION_OUTAGE_WAIT, and past that the event arrives with a DATABASE_UNAVAILABLE error
  * naming it. Against a real PostgreSQL restart, on a cluster of this test's own.
  *

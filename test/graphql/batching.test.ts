@@ -3,7 +3,7 @@
  * returns. Statements are counted through Kysely's log hook, not by reading the code.
  */
 import t from 'tap'
-import { bearer, build } from '../helper.ts'
+import { bearer, build, gql } from '../helper.ts'
 import { insertLoadUsers } from '../load-users.ts'
 
 const admin = bearer(1, 'admin')
@@ -20,7 +20,7 @@ async function setup(t: Parameters<typeof build>[0]) {
   await insertLoadUsers(app.db)
   const run = async (query: string) => {
     statements = 0
-    const response = await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query } })
+    const response = await gql(app, query, admin)
     const body = response.json()
     if (body.errors) throw new Error(JSON.stringify(body.errors))
     return { body, statements }
@@ -57,12 +57,7 @@ t.test('users { orders(last: 10) { items } } issues the same statements for 1, 1
 
 t.test('User.orders(last: N) returns the N most recent orders, oldest of them first', async (t) => {
   const app = await build(t)
-  const response = await app.inject({
-    method: 'POST',
-    url: '/graphql',
-    headers: bearer(2, 'orders:read'),
-    payload: { query: '{ user(id: 2) { orders(last: 2) { databaseId createdAt } } }' },
-  })
+  const response = await gql(app, '{ user(id: 2) { orders(last: 2) { databaseId createdAt } } }', bearer(2, 'orders:read'))
   const orders = response.json().data.user.orders
   t.same(
     orders.map((order: { databaseId: number }) => order.databaseId),

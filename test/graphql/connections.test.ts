@@ -1,5 +1,5 @@
 /**
- * Relay-style connections (issue #14): every list that takes a cursor has a connection beside it
+ * Relay-style connections: every list that takes a cursor has a connection beside it
  * with the same records, rules and cost; its cursors live on the edges, so a normalized cache
  * never mixes two lists' positions. Paging is keyset paging in the service (no record skipped or
  * repeated), nested connections are batched (no N+1), and the limits price a connection like the
@@ -7,7 +7,7 @@
  */
 import t from 'tap'
 import { sql } from 'kysely'
-import { bearer, build } from '../helper.ts'
+import { bearer, build, gql } from '../helper.ts'
 import { toGlobalId } from '../../src/graphql/global-id.ts'
 
 const admin = bearer(1, 'admin')
@@ -25,7 +25,7 @@ async function graphql(
   query: string,
   variables?: Record<string, unknown>,
 ) {
-  const response = await app.inject({ method: 'POST', url: '/graphql', headers, payload: { query, ...(variables ? { variables } : {}) } })
+  const response = await gql(app, { query, ...(variables ? { variables } : {}) }, headers)
   return response.json() as {
     data?: Record<string, unknown>
     errors?: Array<{ message: string; extensions?: Record<string, unknown> }>
@@ -326,14 +326,13 @@ t.test('the limits refuse deep or expensive connection queries before anything r
   const app = await build(t, { onQuery: () => void statements++, env: { EVENTS_RELAY: 'false' } })
   const modern = { ...admin, accept: 'application/graphql-response+json' }
   statements = 0
-  const expensive = await app.inject({
-    method: 'POST',
-    url: '/graphql',
-    headers: modern,
-    payload: {
+  const expensive = await gql(
+    app,
+    {
       query: '{ ordersConnection(first: 100) { edges { node { items { product { name } } user { orders(last: 100) { id } } } } } }',
     },
-  })
+    modern,
+  )
   t.equal(expensive.statusCode, 422)
   const body = expensive.json()
   t.equal(body.errors[0].extensions.code, 'COST_LIMIT_EXCEEDED')
@@ -345,15 +344,14 @@ t.test('the limits refuse deep or expensive connection queries before anything r
   t.equal(statements, 0, 'nothing reached the database')
 
   // edges and node are levels of the selection: a connection nests two deeper than its list.
-  const deep = await app.inject({
-    method: 'POST',
-    url: '/graphql',
-    headers: modern,
-    payload: {
+  const deep = await gql(
+    app,
+    {
       query:
         '{ articlesConnection(first: 1) { edges { node { commentsConnection(first: 1) { edges { node { article { commentsConnection(first: 1) { edges { node { id } } } } } } } } } } }',
     },
-  })
+    modern,
+  )
   t.equal(deep.statusCode, 422)
   t.equal(deep.json().errors[0].extensions.code, 'DEPTH_LIMIT_EXCEEDED')
   t.equal(statements, 0, 'nothing reached the database')

@@ -6,15 +6,14 @@
  */
 import t from 'tap'
 import { NESTING_VERDICTS_KEPT } from '../../src/graphql/request-problems.ts'
-import { bearer, build } from '../helper.ts'
+import { bearer, build, gql } from '../helper.ts'
 
 const admin = bearer(1, 'admin')
 const deep = `{ orders(first: ${'['.repeat(150)}1${']'.repeat(150)}) { id } }`
 
 t.test('a deep text is refused every time; a text that passed keeps passing', async (t) => {
   const app = await build(t)
-  const post = (query: string) =>
-    app.inject({ method: 'POST', url: '/graphql', headers: { ...admin, 'content-type': 'application/json' }, payload: { query } })
+  const post = (query: string) => gql(app, query, { ...admin, 'content-type': 'application/json' })
   const codes = async (query: string) =>
     ((await post(query)).json().errors ?? []).map((error: { extensions: { code: string } }) => error.extensions.code)
   for (let round = 0; round < 3; round++) {

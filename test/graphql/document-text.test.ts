@@ -7,7 +7,7 @@
  */
 import t from 'tap'
 import { createHash } from 'node:crypto'
-import { bearer, build } from '../helper.ts'
+import { bearer, build, gql } from '../helper.ts'
 import { captureLog } from '../log-capture.ts'
 
 const admin = bearer(1, 'admin')
@@ -34,12 +34,7 @@ t.test('a list literal 5,000 levels deep, in an argument or a variable default, 
       [MODERN, 400],
       [LEGACY, 200],
     ] as const) {
-      const response = await app.inject({
-        method: 'POST',
-        url: '/graphql',
-        headers: { ...admin, 'content-type': 'application/json', accept },
-        payload: { query },
-      })
+      const response = await gql(app, query, { ...admin, 'content-type': 'application/json', accept })
       t.equal(response.statusCode, status, `${query.slice(0, 24)}… under ${accept}`)
       const [error, ...more] = response.json().errors
       t.same(more, [])
@@ -62,13 +57,7 @@ t.test('a list literal 5,000 levels deep, in an argument or a variable default, 
 
 t.test('the nesting bound counts brackets, not what strings and comments hold; a document within it is parsed and validated', async (t) => {
   const { app, errorLines } = await loggedApp(t)
-  const post = (query: string) =>
-    app.inject({
-      method: 'POST',
-      url: '/graphql',
-      headers: { ...admin, 'content-type': 'application/json', accept: MODERN },
-      payload: { query },
-    })
+  const post = (query: string) => gql(app, query, { ...admin, 'content-type': 'application/json', accept: MODERN })
   const commented = await post(`{ me # ${'['.repeat(500)}\n { name } }`)
   t.equal(commented.statusCode, 200, 'brackets in a comment do not count')
   t.same(commented.json().data, { me: { name: 'Ada Lovelace' } })
@@ -90,12 +79,7 @@ t.test('an empty query is a document that does not parse, never an unknown persi
     [MODERN, 400],
     [LEGACY, 200],
   ] as const) {
-    const post = await app.inject({
-      method: 'POST',
-      url: '/graphql',
-      headers: { ...admin, 'content-type': 'application/json', accept },
-      payload: { query: '' },
-    })
+    const post = await gql(app, '', { ...admin, 'content-type': 'application/json', accept })
     t.equal(post.statusCode, status, `POST under ${accept}`)
     t.match(post.json().errors, [{ message: 'Syntax Error: Unexpected <EOF>.', extensions: { code: 'GRAPHQL_PARSE_FAILED' } }])
     const get = await app.inject({ method: 'GET', url: '/graphql?query=', headers: { ...admin, accept } })
@@ -106,19 +90,9 @@ t.test('an empty query is a document that does not parse, never an unknown persi
   // An automatic persisted query named by its hash is that query, whatever `query` says.
   const query = '{ me { name } }'
   const persistedQuery = { version: 1, sha256Hash: createHash('sha256').update(query).digest('hex') }
-  const register = await app.inject({
-    method: 'POST',
-    url: '/graphql',
-    headers: { ...admin, 'content-type': 'application/json' },
-    payload: { query, extensions: { persistedQuery } },
-  })
+  const register = await gql(app, { query, extensions: { persistedQuery } }, { ...admin, 'content-type': 'application/json' })
   t.same(register.json().data, { me: { name: 'Ada Lovelace' } })
-  const byHash = await app.inject({
-    method: 'POST',
-    url: '/graphql',
-    headers: { ...admin, 'content-type': 'application/json' },
-    payload: { query: '', extensions: { persistedQuery } },
-  })
+  const byHash = await gql(app, { query: '', extensions: { persistedQuery } }, { ...admin, 'content-type': 'application/json' })
   t.same(byHash.json().data, { me: { name: 'Ada Lovelace' } }, 'POST')
   const byHashGet = await app.inject({
     method: 'GET',

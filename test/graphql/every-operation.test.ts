@@ -49,7 +49,7 @@ t.test('every query field', async (t) => {
   await check('articles', '{ articles(first: 2) { id cursor } }', (d) => t.equal(d.articles.length, 2))
   await check('product', '{ product(sku: "KB-101") { sku name price cursor } }', (d) => t.equal(d.product.price, 8900))
   await check('products', '{ products(first: 3) { sku } }', (d) => t.equal(d.products.length, 3))
-  // Issue 26: global object identification.
+  // Global object identification (decisions §13).
   await check('node', `{ node(id: "${toGlobalId('Order', 3)}") { id ... on Order { databaseId status } } }`, (d) =>
     t.same(d.node, { id: toGlobalId('Order', 3), databaseId: 3, status: 'pending' }),
   )
@@ -59,7 +59,7 @@ t.test('every query field', async (t) => {
       { __typename: 'User', id: toGlobalId('User', 2) },
     ]),
   )
-  // Issue #14: the connections beside the lists.
+  // The connections beside the lists.
   await check(
     'usersConnection',
     '{ usersConnection(first: 2) { edges { cursor node { id } } pageInfo { hasNextPage endCursor } } }',

@@ -4,7 +4,7 @@
  */
 import t from 'tap'
 import { createHash } from 'node:crypto'
-import { bearer, build } from '../helper.ts'
+import { bearer, build, gql } from '../helper.ts'
 
 const TWO = 'query A { me { id } } query B { me { name } }'
 const hash = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex')
@@ -14,12 +14,7 @@ for (const accept of ['application/json', 'application/graphql-response+json']) 
     const app = await build(t)
     const headers = { ...bearer(2, 'orders:read'), accept }
     for (const operationName of [undefined, 'Nope', '']) {
-      const post = await app.inject({
-        method: 'POST',
-        url: '/graphql',
-        headers,
-        payload: { query: TWO, ...(operationName === undefined ? {} : { operationName }) },
-      })
+      const post = await gql(app, { query: TWO, ...(operationName === undefined ? {} : { operationName }) }, headers)
       const query = new URLSearchParams({ query: TWO, ...(operationName === undefined ? {} : { operationName }) })
       const get = await app.inject({ method: 'GET', url: `/graphql?${query}`, headers })
       t.ok(post.statusCode < 500, `POST with operationName ${JSON.stringify(operationName)} is not a server error (${post.statusCode})`)
@@ -29,12 +24,11 @@ for (const accept of ['application/json', 'application/graphql-response+json']) 
     }
 
     // A hash-only GET runs the stored document with the request's operationName.
-    const stored = await app.inject({
-      method: 'POST',
-      url: '/graphql',
+    const stored = await gql(
+      app,
+      { query: TWO, operationName: 'A', extensions: { persistedQuery: { version: 1, sha256Hash: hash(TWO) } } },
       headers,
-      payload: { query: TWO, operationName: 'A', extensions: { persistedQuery: { version: 1, sha256Hash: hash(TWO) } } },
-    })
+    )
     t.equal(stored.statusCode, 200, 'the document is stored by automatic persisted queries')
     const extensions = JSON.stringify({ persistedQuery: { version: 1, sha256Hash: hash(TWO) } })
     const unknown = await app.inject({
@@ -61,12 +55,7 @@ for (const accept of ['application/json', 'application/graphql-response+json']) 
 t.test('a subscription sent over HTTP is refused as not executable, never INTERNAL_SERVER_ERROR', async (t) => {
   const app = await build(t)
   for (const accept of ['application/json', 'application/graphql-response+json']) {
-    const response = await app.inject({
-      method: 'POST',
-      url: '/graphql',
-      headers: { ...bearer(1, 'admin'), accept },
-      payload: { query: 'subscription { orderCreated { id } }' },
-    })
+    const response = await gql(app, 'subscription { orderCreated { id } }', { ...bearer(1, 'admin'), accept })
     t.equal(response.statusCode, accept === 'application/json' ? 200 : 422, accept)
     t.match(response.json().errors, [{ message: /served over WebSocket/, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }])
     t.notOk(response.body.includes('INTERNAL_SERVER_ERROR'))

@@ -6,7 +6,7 @@
 import t from 'tap'
 import { createHash } from 'node:crypto'
 import { serverAudits } from 'graphql-http'
-import { bearer, build } from '../helper.ts'
+import { bearer, build, gql } from '../helper.ts'
 import { captureLog } from '../log-capture.ts'
 
 const grace = bearer(2, 'orders:read orders:write')
@@ -103,12 +103,11 @@ t.test('request-level problems are 400 BAD_REQUEST in both media types, logged b
 t.test('"extensions": null is no extensions, in both media types', async (t) => {
   const app = await build(t)
   for (const accept of ['application/json', 'application/graphql-response+json']) {
-    const response = await app.inject({
-      method: 'POST',
-      url: '/graphql',
-      headers: { ...grace, accept },
-      payload: { query: '{ me { name } }', extensions: null, variables: null, operationName: null },
-    })
+    const response = await gql(
+      app,
+      { query: '{ me { name } }', extensions: null, variables: null, operationName: null },
+      { ...grace, accept },
+    )
     t.equal(response.statusCode, 200)
     t.same(response.json().data, { me: { name: 'Grace Hopper' } })
   }
@@ -117,11 +116,6 @@ t.test('"extensions": null is no extensions, in both media types', async (t) => 
 t.test('an unknown APQ hash alone still asks for the query (not a malformed request)', async (t) => {
   const app = await build(t)
   const hash = createHash('sha256').update('{ me { id } }').digest('hex')
-  const response = await app.inject({
-    method: 'POST',
-    url: '/graphql',
-    headers: grace,
-    payload: { extensions: { persistedQuery: { version: 1, sha256Hash: hash } } },
-  })
+  const response = await gql(app, { extensions: { persistedQuery: { version: 1, sha256Hash: hash } } }, grace)
   t.equal(response.json().errors[0].extensions.code, 'PERSISTED_QUERY_NOT_FOUND')
 })

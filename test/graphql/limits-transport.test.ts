@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import type { Response as LightMyRequestResponse } from 'light-my-request'
-import { bearer, build } from '../helper.ts'
+import { bearer, build, gql } from '../helper.ts'
 
 const admin = { ...bearer(1, 'admin'), accept: 'application/graphql-response+json' }
 const grace = { ...bearer(2, 'orders:read orders:write'), accept: 'application/graphql-response+json' }
@@ -139,19 +139,9 @@ function automaticPersisted(): Transport {
     name: 'automatic persisted query (unknown hash, then with the query; the hash alone once stored)',
     mutations: true,
     async send(app, { query, operationName, variables }, headers) {
-      const byHash = await app.inject({
-        method: 'POST',
-        url: '/graphql',
-        headers,
-        payload: { operationName, variables, extensions: persisted(query) },
-      })
+      const byHash = await gql(app, { operationName, variables, extensions: persisted(query) }, headers)
       if (stored.has(query)) return [byHash]
-      const withQuery = await app.inject({
-        method: 'POST',
-        url: '/graphql',
-        headers,
-        payload: { query, operationName, variables, extensions: persisted(query) },
-      })
+      const withQuery = await gql(app, { query, operationName, variables, extensions: persisted(query) }, headers)
       // Mercurius stores a document once it has executed, not when it was refused.
       if (withQuery.json().data) stored.add(query)
       return [byHash, withQuery]
@@ -179,7 +169,7 @@ const transports: Array<() => Transport> = [
     env: allowListEnv,
     mutations: true,
     send: async (app, { query, operationName, variables }, headers) => [
-      await app.inject({ method: 'POST', url: '/graphql', headers, payload: { operationName, variables, extensions: persisted(query) } }),
+      await gql(app, { operationName, variables, extensions: persisted(query) }, headers),
     ],
   }),
   () => ({
@@ -254,17 +244,12 @@ t.test("a document with several operations and no operationName gets graphql's o
   let statements = 0
   const app = await build(t, { onQuery: () => void statements++, env: { EVENTS_RELAY: 'false' } })
   statements = 0
-  const response = await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query: ISSUE_DOCUMENT } })
+  const response = await gql(app, { query: ISSUE_DOCUMENT }, admin)
   t.equal(response.statusCode, 422)
   t.same(response.json().errors, [
     { message: 'Must provide operation name if query contains multiple operations.', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } },
   ])
-  const unknown = await app.inject({
-    method: 'POST',
-    url: '/graphql',
-    headers: admin,
-    payload: { query: ISSUE_DOCUMENT, operationName: 'Nope' },
-  })
+  const unknown = await gql(app, { query: ISSUE_DOCUMENT, operationName: 'Nope' }, admin)
   t.equal(unknown.statusCode, 422)
   t.equal(unknown.json().errors[0].message, 'Unknown operation named "Nope".')
   t.equal(statements, 0, 'no SQL ran')
@@ -276,16 +261,11 @@ t.test('the compiled-query cache never runs another operation of the document th
   const app = await build(t, { env: { EVENTS_RELAY: 'false', GRAPHQL_JIT: '1' } })
   const query = 'query A($n: Int = 1) { orders(first: $n) { id user { orders(last: $n) { id } } } } query B { __typename }'
   for (let run = 0; run < 3; run++) {
-    const a = await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query, operationName: 'A' } })
+    const a = await gql(app, { query, operationName: 'A' }, admin)
     t.equal(a.json().data.orders.length, 1)
     t.equal(a.json().extensions.cost.requestedQueryCost, 1 * (1 + 1 + (1 + 1 * 2)), 'A priced with its default n = 1')
   }
-  const b = await app.inject({
-    method: 'POST',
-    url: '/graphql',
-    headers: admin,
-    payload: { query, operationName: 'B', variables: { n: 100 } },
-  })
+  const b = await gql(app, { query, operationName: 'B', variables: { n: 100 } }, admin)
   t.same(b.json().data, { __typename: 'Query' }, 'B is what ran, not the compiled A with n = 100')
   t.equal(b.json().extensions.cost.requestedQueryCost, 1)
 })
@@ -296,7 +276,7 @@ t.test('fragments spread into fragments are priced once each: a short document c
   // memoised (a 2 KB document then pinned the event loop for good).
   const fragments = Array.from({ length: 59 }, (_, i) => `fragment F${i + 1} on Order { ...F${i + 2} ...F${i + 2} }`)
   const query = `query { orders(first: 1) { ...F1 } } ${fragments.join(' ')} fragment F60 on Order { id user { name } }`
-  const response = await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query } })
+  const response = await gql(app, query, admin)
   t.equal(response.statusCode, 422)
   t.same(response.json().errors[0].extensions, { code: 'COST_LIMIT_EXCEEDED', cost: Number.MAX_SAFE_INTEGER, maxCost: 5000 })
 })

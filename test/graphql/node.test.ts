@@ -1,11 +1,11 @@
 /**
- * Global object identification (decisions §13, issue 26): every Node's `id` is a global id unique
+ * Global object identification (decisions §13): every Node's `id` is a global id unique
  * across types, `node`/`nodes` find records by it under each type's own rules (ownership, scope),
  * read in one statement per type and priced by the cost model, and root lookups take a plain id
  * (the spec's `user(id: "2")`) or a global id of their own type.
  */
 import t, { type Test } from 'tap'
-import { bearer, build } from '../helper.ts'
+import { bearer, build, gql } from '../helper.ts'
 import { fromGlobalId, toGlobalId } from '../../src/graphql/global-id.ts'
 
 type Body = {
@@ -24,7 +24,7 @@ async function setup(t: Test, env: Record<string, string> = {}) {
   const app = await build(t, { onQuery: (event) => void statements.push(event.query.sql), env: { EVENTS_RELAY: 'false', ...env } })
   const run = async (headers: Record<string, string>, query: string, variables: Record<string, unknown> = {}) => {
     statements.length = 0
-    const response = await app.inject({ method: 'POST', url: '/graphql', headers, payload: { query, variables } })
+    const response = await gql(app, { query, variables }, headers)
     return { status: response.statusCode, body: response.json() as Body, statements: [...statements] }
   }
   return { app, run }

@@ -1,5 +1,5 @@
 /**
- * Output is bounded like input (decisions §13, issue 21): the hostile queries of the issue are
+ * Output is bounded like input (decisions §13): the hostile queries of the issue are
  * refused, or answered within the limits, on a real listening server while `/healthz` keeps
  * answering over real HTTP; a response past GRAPHQL_MAX_RESPONSE_BYTES is abandoned with
  * RESPONSE_TOO_LARGE; a document past GRAPHQL_MAX_TOKENS is refused as it is parsed, over HTTP
@@ -9,7 +9,7 @@ import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import type { AddressInfo } from 'node:net'
 import { performance } from 'node:perf_hooks'
-import { bearer, build, createTestDatabase, tokenFor } from '../helper.ts'
+import { bearer, build, createOrder, createTestDatabase, gql, tokenFor } from '../helper.ts'
 import { eventually, listening, rawConnection } from './subscription-clients.ts'
 
 const admin = { ...bearer(1, 'admin'), accept: 'application/graphql-response+json' }
@@ -85,12 +85,7 @@ async function sentWhileHealthy(t: Test, base: string, name: string, headers: Re
 
 async function createOrders(app: FastifyInstance, count: number): Promise<void> {
   for (let i = 0; i < count; i++) {
-    const response = await app.inject({
-      method: 'POST',
-      url: '/api/v1/orders',
-      headers: bearer(2, 'orders:write'),
-      payload: { items: [{ sku: 'KB-101', qty: 1 }] },
-    })
+    const response = await createOrder(app, [{ sku: 'KB-101', qty: 1 }], bearer(2, 'orders:write'))
     if (response.statusCode !== 201) throw new Error(`could not create an order: ${response.body}`)
   }
 }
@@ -149,23 +144,13 @@ t.test('what the cost admits is answered within bounds while /healthz answers pr
 t.test('an operation over the cost limit is refused before its document is validated', async (t) => {
   const app = await build(t, { env: { EVENTS_RELAY: 'false' } })
   // Validating takes time in proportion to the document; the price needs none of it.
-  const response = await app.inject({
-    method: 'POST',
-    url: '/graphql',
-    headers: admin,
-    payload: { query: `{ orders(first: 100) { ${aliases(1000, 'id')} noSuchField } }` },
-  })
+  const response = await gql(app, { query: `{ orders(first: 100) { ${aliases(1000, 'id')} noSuchField } }` }, admin)
   t.equal(response.statusCode, 422)
   t.same(
     response.json().errors.map((error: { extensions: { code: string } }) => error.extensions.code),
     ['COST_LIMIT_EXCEEDED'],
   )
-  const cheap = await app.inject({
-    method: 'POST',
-    url: '/graphql',
-    headers: admin,
-    payload: { query: '{ orders(first: 1) { noSuchField } }' },
-  })
+  const cheap = await gql(app, '{ orders(first: 1) { noSuchField } }', admin)
   t.equal(cheap.json().errors[0].extensions.code, 'GRAPHQL_VALIDATION_FAILED', 'within the limit, validation answers')
 })
 
@@ -173,20 +158,20 @@ t.test('a response past GRAPHQL_MAX_RESPONSE_BYTES is abandoned with RESPONSE_TO
   const database = await createTestDatabase(t)
   const query = `{ orders(first: 20) { id status total ${aliases(6, 'createdAt')} } }`
   const unbounded = await build(t, { database, env: { EVENTS_RELAY: 'false' } })
-  const full = await unbounded.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query } })
+  const full = await gql(unbounded, query, admin)
   t.equal(full.statusCode, 200)
   // What is measured: the execution result's JSON, before the extensions are added to it.
   const bytes = Buffer.byteLength(JSON.stringify({ data: full.json().data }))
   t.ok(bytes > 1024, `the response's data takes ${bytes} bytes`)
 
   const exactly = await build(t, { database, env: { EVENTS_RELAY: 'false', GRAPHQL_MAX_RESPONSE_BYTES: String(bytes) } })
-  const fits = await exactly.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query } })
+  const fits = await gql(exactly, query, admin)
   t.equal(fits.statusCode, 200, 'a response of exactly the limit is sent')
   t.same(fits.json().data, full.json().data)
 
   const limit = bytes - 1
   const bounded = await build(t, { database, env: { EVENTS_RELAY: 'false', GRAPHQL_MAX_RESPONSE_BYTES: String(limit) } })
-  const modern = await bounded.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query } })
+  const modern = await gql(bounded, query, admin)
   t.equal(modern.statusCode, 422, 'graphql-response+json: a request-level failure, like a document refused by a limit')
   t.match(modern.headers['content-type'], /^application\/graphql-response\+json/)
   const body = modern.json()
@@ -195,12 +180,12 @@ t.test('a response past GRAPHQL_MAX_RESPONSE_BYTES is abandoned with RESPONSE_TO
   t.match(body.errors[0], { message: /larger than \d+ bytes/, extensions: { code: 'RESPONSE_TOO_LARGE', maxResponseBytes: limit } })
   t.equal(body.extensions.cost.requestedQueryCost, 20 * (1 + 1), 'the cost is still reported')
 
-  const legacy = await bounded.inject({ method: 'POST', url: '/graphql', headers: bearer(1, 'admin'), payload: { query } })
+  const legacy = await gql(bounded, query, bearer(1, 'admin'))
   t.equal(legacy.statusCode, 200, 'application/json: 200, as every refused request there')
   t.equal(legacy.json().data, null)
   t.equal(legacy.json().errors[0].extensions.code, 'RESPONSE_TOO_LARGE')
 
-  const small = await bounded.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query: '{ me { name } }' } })
+  const small = await gql(bounded, '{ me { name } }', admin)
   t.same(small.json().data, { me: { name: 'Ada Lovelace' } }, 'a response within the limit is sent')
 })
 
@@ -209,12 +194,11 @@ t.test('a mutation whose response is abandoned keeps its changes, and the error 
   const count = async () =>
     Number((await app.db.selectFrom('orders').select(app.db.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
   const before = await count()
-  const response = await app.inject({
-    method: 'POST',
-    url: '/graphql',
-    headers: grace,
-    payload: { query: `mutation { createOrder(input: { items: [{ sku: "KB-101", qty: 1 }] }) { ${aliases(60, 'createdAt')} } }` },
-  })
+  const response = await gql(
+    app,
+    { query: `mutation { createOrder(input: { items: [{ sku: "KB-101", qty: 1 }] }) { ${aliases(60, 'createdAt')} } }` },
+    grace,
+  )
   t.equal(response.json().errors[0].extensions.code, 'RESPONSE_TOO_LARGE')
   t.match(response.json().errors[0].message, /the operation did run/)
   t.equal(await count(), before + 1, 'the order was created')
@@ -246,15 +230,10 @@ t.test('a document past GRAPHQL_MAX_TOKENS is refused as it is parsed, over HTTP
   const app = await build(t, { env: { GRAPHQL_MAX_TOKENS: '1000' } })
   // 3 tokens an alias: 1,200 tokens and more.
   const long = `{ me { ${aliases(400, 'name')} } }`
-  const http = await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query: long } })
+  const http = await gql(app, { query: long }, admin)
   t.equal(http.statusCode, 400)
   t.match(http.json().errors[0], { message: /more (that|than) 1000 tokens/, extensions: { code: 'GRAPHQL_PARSE_FAILED' } })
-  const withinLimit = await app.inject({
-    method: 'POST',
-    url: '/graphql',
-    headers: admin,
-    payload: { query: `{ me { ${aliases(300, 'name')} } }` },
-  })
+  const withinLimit = await gql(app, { query: `{ me { ${aliases(300, 'name')} } }` }, admin)
   t.equal(withinLimit.statusCode, 200, '900 tokens are parsed')
 
   const connection = await rawConnection(t, await listening(app))

@@ -4,7 +4,7 @@
  * the client learns what was created.
  */
 import t from 'tap'
-import { bearer, build } from '../helper.ts'
+import { bearer, build, gql } from '../helper.ts'
 
 const grace = bearer(2, 'orders:read orders:write articles:write')
 
@@ -18,12 +18,7 @@ t.test('three mutations, the middle one failing: it is null with its error, the 
   const app = await build(t)
   const ordersBefore = await app.db.selectFrom('orders').select('id').execute()
   for (const accept of ['application/json', 'application/graphql-response+json']) {
-    const response = await app.inject({
-      method: 'POST',
-      url: '/graphql',
-      headers: { ...grace, accept },
-      payload: { query: threeMutations },
-    })
+    const response = await gql(app, { query: threeMutations }, { ...grace, accept })
     t.equal(response.statusCode, 200, `${accept}: a response with data is 200`)
     const body = response.json() as {
       data: { first: { databaseId: number; total: number } | null; second: null; third: { databaseId: number; title: string } | null }
@@ -56,12 +51,7 @@ t.test('three mutations, the middle one failing: it is null with its error, the 
 
 t.test('the schema declares every mutation field nullable', async (t) => {
   const app = await build(t)
-  const response = await app.inject({
-    method: 'POST',
-    url: '/graphql',
-    headers: grace,
-    payload: { query: '{ __type(name: "Mutation") { fields { name type { kind } } } }' },
-  })
+  const response = await gql(app, '{ __type(name: "Mutation") { fields { name type { kind } } } }', grace)
   const fields = response.json().data.__type.fields as Array<{ name: string; type: { kind: string } }>
   t.ok(fields.length >= 12)
   t.same(

@@ -1,5 +1,5 @@
 /**
- * GraphQL resolved by plan (issue 25): a list of orders reads each order's owner and the owner's
+ * GraphQL resolved by plan: a list of orders reads each order's owner and the owner's
  * company in its own statement, a user reads its company and its recent orders in its own, and what a plan read is what
  * the loaders give for the same document (the same JSON, for the owner and an admin, with and
  * without the optional fields). Statements are counted through Kysely's log hook.
@@ -7,7 +7,7 @@
 import t, { type Test } from 'tap'
 import { sql } from 'kysely'
 import type { FastifyInstance } from 'fastify'
-import { bearer, build } from '../helper.ts'
+import { bearer, build, gql } from '../helper.ts'
 import { toGlobalId } from '../../src/graphql/global-id.ts'
 
 const admin = bearer(1, 'admin')
@@ -30,7 +30,7 @@ async function setup(t: Test, env: Record<string, string> = {}) {
     select o.id, p, sku, 1, 1200 from o, (values (0, 'CB-404'), (1, 'KB-101')) as v(p, sku)`.execute(app.db)
   const run = async (headers: Record<string, string>, query: string, variables: Record<string, unknown> = {}) => {
     statements.length = 0
-    const response = await app.inject({ method: 'POST', url: '/graphql', headers, payload: { query, variables } })
+    const response = await gql(app, { query, variables }, headers)
     t.equal(response.statusCode, 200, 'answered')
     return { body: response.json() as Body, statements: [...statements] }
   }

@@ -1,5 +1,5 @@
 /**
- * Relay works with its defaults (issue 26, decisions §13). relay-compiler compiles the fragments of
+ * Relay works with its defaults (decisions §13). relay-compiler compiles the fragments of
  * relay-fixtures/ (`@refetchable` on Order and User, a `@connection`) against schema.graphql into a
  * temporary directory, and a relay-runtime Environment runs the compiled queries against the
  * service over real HTTP: its store, keyed by `id`, keeps User 2 and Order 2 apart, pages the
@@ -26,7 +26,7 @@ import {
   Store,
   type Variables,
 } from 'relay-runtime'
-import { bearer, build } from '../helper.ts'
+import { bearer, build, gql } from '../helper.ts'
 import { toGlobalId } from '../../src/graphql/global-id.ts'
 
 const root = new URL('../../', import.meta.url).pathname
@@ -166,12 +166,7 @@ t.test('Relay compiles the fragments and its store keeps User 2 and Order 2 apar
   // Refetch one order's fragment through node after it changed.
   const order3 = toGlobalId('Order', 3)
   t.equal(orders[0]?.status, 'pending')
-  const paid = await app.inject({
-    method: 'POST',
-    url: '/graphql',
-    headers: grace,
-    payload: { query: 'mutation ($id: ID!) { payOrder(id: $id) { id status } }', variables: { id: order3 } },
-  })
+  const paid = await gql(app, { query: 'mutation ($id: ID!) { payOrder(id: $id) { id status } }', variables: { id: order3 } }, grace)
   t.same(paid.json().data, { payOrder: { id: order3, status: 'paid' } })
   await fetchQuery(environment, refetchQuery, { id: order3 }).toPromise()
   t.equal(read('OrderSummary_order', connectionOf().edges[0]!.node).status, 'paid', 'the refetched fragment updates the list')

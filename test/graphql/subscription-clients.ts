@@ -10,7 +10,7 @@ import WebSocket from 'ws'
 import { createClient, type Client } from 'graphql-ws'
 import { toGlobalId } from '../../src/graphql/global-id.ts'
 import type { BoundedPubSub } from '../../src/graphql/pubsub.ts'
-import { bearer } from '../helper.ts'
+import { bearer, createOrder } from '../helper.ts'
 
 type Teardown = { teardown(fn: () => unknown): void }
 
@@ -97,12 +97,7 @@ export function subscriptionCount(app: FastifyInstance, topic: string): number {
 
 /** Creates an order of one keyboard as the caller `headers` names; returns its REST id. */
 async function createOneOrder(app: FastifyInstance, headers: { authorization: string }): Promise<number> {
-  const response = await app.inject({
-    method: 'POST',
-    url: '/api/v1/orders',
-    headers,
-    payload: { items: [{ sku: 'KB-101', qty: 1 }] },
-  })
+  const response = await createOrder(app, [{ sku: 'KB-101', qty: 1 }], headers)
   if (response.statusCode !== 201) throw new Error(`creating an order: ${response.statusCode} ${response.body}`)
   return response.json().id
 }

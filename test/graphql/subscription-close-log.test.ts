@@ -1,6 +1,6 @@
 /**
  * A connection that ends while carrying subscriptions is one log line below error level saying how
- * many ended (issue 21: a cut socket with 100 subscriptions wrote 100 error lines, one per
+ * many ended (a cut socket with 100 subscriptions wrote 100 error lines, one per
  * subscription, from the AbortError that ending each one raises in its queue).
  */
 import t from 'tap'

@@ -11,7 +11,7 @@ import type { Client } from 'graphql-ws'
 import { Redis } from 'ioredis'
 import { createDatabase } from '../../src/db/database.ts'
 import { REDIS_EVENTS_CHANNEL } from '../../src/events/redis-wakeups.ts'
-import { bearer, build, createTestDatabase, reachableRedis, TEST_JWT_SECRET, tokenFor } from '../helper.ts'
+import { bearer, build, createOrder, createTestDatabase, reachableRedis, TEST_JWT_SECRET, tokenFor } from '../helper.ts'
 import { postgresUrl } from '../setup/templates.ts'
 import { client, listening } from './subscription-clients.ts'
 import { toGlobalId } from '../../src/graphql/global-id.ts'
@@ -74,12 +74,7 @@ t.test('a subscriber on instance A receives, in commit order and once each, the 
   await watcher.started
   const created: string[] = []
   for (let i = 0; i < 200; i++) {
-    const response = await b.inject({
-      method: 'POST',
-      url: '/api/v1/orders',
-      headers: bearer(2, 'orders:write'),
-      payload: { items: [{ sku: 'CB-404', qty: 1 + (i % 5) }] },
-    })
+    const response = await createOrder(b, [{ sku: 'CB-404', qty: 1 + (i % 5) }], bearer(2, 'orders:write'))
     created.push(toGlobalId('Order', response.json().id))
   }
   const events = await watcher.done
@@ -104,12 +99,7 @@ t.test('an order event never reaches another non-admin user; admins see every or
   )
   const admin = collect<{ orderCreated: { id: string } }>(client(t, url, tokenFor(1, 'admin')), 'subscription { orderCreated { id } }', 1)
   await Promise.all([alan.started, admin.started])
-  await b.inject({
-    method: 'POST',
-    url: '/api/v1/orders',
-    headers: bearer(2, 'orders:write'),
-    payload: { items: [{ sku: 'KB-101', qty: 1 }] },
-  })
+  await createOrder(b, [{ sku: 'KB-101', qty: 1 }], bearer(2, 'orders:write'))
   t.equal((await admin.done).length, 1, "the admin sees Grace's order")
   t.equal((await alan.done).length, 0, 'Alan does not')
 })
@@ -118,12 +108,8 @@ t.test("orderStatusChanged(orderId) and commentAdded(articleId) deliver only the
   const { a, b } = await twoInstances(t)
   const url = await listening(a)
   const grace = bearer(2, 'orders:read orders:write articles:write')
-  const order = (
-    await b.inject({ method: 'POST', url: '/api/v1/orders', headers: grace, payload: { items: [{ sku: 'KB-101', qty: 1 }] } })
-  ).json()
-  const other = (
-    await b.inject({ method: 'POST', url: '/api/v1/orders', headers: grace, payload: { items: [{ sku: 'KB-101', qty: 1 }] } })
-  ).json()
+  const order = (await createOrder(b, [{ sku: 'KB-101', qty: 1 }], grace)).json()
+  const other = (await createOrder(b, [{ sku: 'KB-101', qty: 1 }], grace)).json()
   const status = collect<{ orderStatusChanged: { id: string; status: string } }>(
     client(t, url, tokenFor(2, 'orders:read')),
     `subscription { orderStatusChanged(orderId: ${order.id}) { id status } }`,
@@ -163,14 +149,7 @@ t.test('an event committed by an instance that died before relaying it is publis
   await watcher.started
   const bDatabase = database.url ? await createDatabase({ url: database.url, poolSize: 2 }) : database
   const b = await build({ teardown: () => {} }, { database: bDatabase, env: { EVENTS_RELAY: 'false' } })
-  const order = (
-    await b.inject({
-      method: 'POST',
-      url: '/api/v1/orders',
-      headers: bearer(2, 'orders:write'),
-      payload: { items: [{ sku: 'KB-101', qty: 1 }] },
-    })
-  ).json()
+  const order = (await createOrder(b, [{ sku: 'KB-101', qty: 1 }], bearer(2, 'orders:write'))).json()
   await b.close()
   if (bDatabase !== database) await bDatabase.close()
   const pending = await database.db.selectFrom('outbox').select('id').where('published_at', 'is', null).execute()
@@ -260,12 +239,7 @@ t.test('with Redis, events fan out through Redis pub/sub: every event once, in o
   await watcher.started
   const created: string[] = []
   for (let i = 0; i < 200; i++) {
-    const response = await b.inject({
-      method: 'POST',
-      url: '/api/v1/orders',
-      headers: bearer(2, 'orders:write'),
-      payload: { items: [{ sku: 'CB-404', qty: 1 }] },
-    })
+    const response = await createOrder(b, [{ sku: 'CB-404', qty: 1 }], bearer(2, 'orders:write'))
     created.push(toGlobalId('Order', response.json().id))
   }
   const events = await watcher.done

@@ -1,5 +1,5 @@
 /**
- * Tracing's wrappers cost nothing while tracing is off (issue 25, item 2): the schema Mercurius
+ * Tracing's wrappers cost nothing while tracing is off: the schema Mercurius
  * executes holds the modules' own resolvers, and the loaders are batched unwrapped. With a span
  * exporter the same fields are wrapped (tracing.test.ts shows what the wrappers record).
  */

@@ -3,7 +3,7 @@
  * the initialisation timeout, keep-alive pings and dead peers, unsubscribing, and shutdown.
  */
 import t from 'tap'
-import { bearer, build, tokenFor } from '../helper.ts'
+import { bearer, build, createOrder, tokenFor } from '../helper.ts'
 import type { BoundedPubSub } from '../../src/graphql/pubsub.ts'
 import { client, eventually, listening, rawConnection } from './subscription-clients.ts'
 import { toGlobalId } from '../../src/graphql/global-id.ts'
@@ -46,14 +46,7 @@ t.test('a credential on the upgrade request admits a connection whose connection
   await connection.next('connection_ack')
   connection.send({ id: '1', type: 'subscribe', payload: { query: 'subscription { orderCreated { id } }' } })
   t.ok(await eventually(() => pubsubOf(app).subscriptionCount('order.created') === 1), 'subscribed')
-  const order = (
-    await app.inject({
-      method: 'POST',
-      url: '/api/v1/orders',
-      headers: bearer(2, 'orders:write'),
-      payload: { items: [{ sku: 'KB-101', qty: 1 }] },
-    })
-  ).json()
+  const order = (await createOrder(app, [{ sku: 'KB-101', qty: 1 }], bearer(2, 'orders:write'))).json()
   const next = await connection.next('next')
   // Every event carries its id in the log, the `after` a reconnecting client resumes with.
   t.match(next, { type: 'next', id: '1', payload: { extensions: { eventId: /^[1-9][0-9]*$/ } } })

@@ -4,17 +4,12 @@
  * openapi.yaml by the test helper, so an undeclared status fails the test that received it.
  */
 import t from 'tap'
-import { bearer, build } from '../helper.ts'
+import { bearer, build, createOrder } from '../helper.ts'
 
 const grace = bearer(2, 'orders:read orders:write articles:write')
 
 async function pendingOrder(app: Awaited<ReturnType<typeof build>>): Promise<number> {
-  const response = await app.inject({
-    method: 'POST',
-    url: '/api/v1/orders',
-    headers: grace,
-    payload: { items: [{ sku: 'CB-404', qty: 1 }] },
-  })
+  const response = await createOrder(app, [{ sku: 'CB-404', qty: 1 }], grace)
   return (response.json() as { id: number }).id
 }
 

@@ -1,6 +1,6 @@
 /**
- * Envelope A carries the next page's raw cursor as `page.cursor` beside the `page.next` URL
- * (issue #14), so an SDK pages on with `?cursor=` and never parses a URL. Every response here is
+ * Envelope A carries the next page's raw cursor as `page.cursor` beside the `page.next` URL,
+ * so an SDK pages on with `?cursor=` and never parses a URL. Every response here is
  * also checked against openapi.yaml by the test helper.
  */
 import t from 'tap'

@@ -1,5 +1,5 @@
 /**
- * Validators and serializers are compiled on first use, not at start (issue #14: start-up time).
+ * Validators and serializers are compiled on first use, not at start (start-up time).
  * So that a schema that cannot compile is still found before a client finds it, this compiles
  * every request schema and every response schema of every operation, with the service's own
  * compilers, and checks that a lazily compiled validator answers as an eager one does.

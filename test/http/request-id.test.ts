@@ -1,11 +1,11 @@
 /**
- * Request ids (issue 15): a sent X-Request-Id that is short and plain is kept, anything else is
+ * Request ids: a sent X-Request-Id that is short and plain is kept, anything else is
  * replaced by a generated one; either way it comes back in the X-Request-Id header of every
  * response (REST, GraphQL, errors), in a problem's `requestId`, in GraphQL's
  * `extensions.requestId`, and on every log line of the request.
  */
 import t from 'tap'
-import { bearer, build } from '../helper.ts'
+import { bearer, build, gql } from '../helper.ts'
 import { captureLog } from '../log-capture.ts'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
@@ -26,12 +26,7 @@ t.test("a sent id round-trips on REST, GraphQL and an error, and is on the reque
   t.equal(rest.statusCode, 200)
   t.equal(rest.headers['x-request-id'], 'rest-1')
 
-  const graphql = await app.inject({
-    method: 'POST',
-    url: '/graphql',
-    headers: { ...bearer(2, 'orders:read'), 'x-request-id': 'gql:2.b_C' },
-    payload: { query: '{ me { name } }' },
-  })
+  const graphql = await gql(app, '{ me { name } }', { ...bearer(2, 'orders:read'), 'x-request-id': 'gql:2.b_C' })
   t.equal(graphql.statusCode, 200)
   t.equal(graphql.headers['x-request-id'], 'gql:2.b_C')
   t.equal(graphql.json().extensions.requestId, 'gql:2.b_C', 'in extensions.requestId')
@@ -45,12 +40,7 @@ t.test("a sent id round-trips on REST, GraphQL and an error, and is on the reque
   t.equal(missing.headers['x-request-id'], 'error-3')
   t.equal(missing.json().requestId, 'error-3', 'in the problem body')
 
-  const badQuery = await app.inject({
-    method: 'POST',
-    url: '/graphql',
-    headers: { ...bearer(2, 'orders:read'), 'x-request-id': 'error-4' },
-    payload: { query: '{ nope }' },
-  })
+  const badQuery = await gql(app, '{ nope }', { ...bearer(2, 'orders:read'), 'x-request-id': 'error-4' })
   t.equal(badQuery.headers['x-request-id'], 'error-4')
   t.equal(badQuery.json().extensions.requestId, 'error-4', 'a GraphQL error response carries it too')
 
@@ -68,10 +58,10 @@ t.test('without a sent id, one is generated, and it is the same in the header, t
   const { app, log } = await setup(t)
   const responses = [
     await app.inject({ method: 'GET', url: '/api/v1/users/2', headers: bearer(2, 'orders:read') }),
-    await app.inject({ method: 'POST', url: '/graphql', headers: bearer(2, 'orders:read'), payload: { query: '{ me { name } }' } }),
+    await gql(app, '{ me { name } }', bearer(2, 'orders:read')),
     await app.inject({ method: 'GET', url: '/no/such/path' }),
     await app.inject({ method: 'DELETE', url: '/api/v1/users' }),
-    await app.inject({ method: 'POST', url: '/graphql', payload: { query: '{ me { name } }' } }),
+    await gql(app, '{ me { name } }'),
   ]
   const ids = responses.map((response) => response.headers['x-request-id'] as string)
   for (const id of ids) t.match(id, UUID, 'a random UUID')

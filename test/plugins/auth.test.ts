@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createSigner } from 'fast-jwt'
 import { buildApp } from '../../src/app.ts'
-import { bearer, build, createTestDatabase, TEST_JWT_SECRET, testConfig, tokenFor } from '../helper.ts'
+import { bearer, build, createOrder, createTestDatabase, gql, TEST_JWT_SECRET, testConfig, tokenFor } from '../helper.ts'
 import { captureLogText } from '../log-capture.ts'
 
 const now = () => Math.floor(Date.now() / 1000)
@@ -40,19 +40,14 @@ t.test('every kind of bad credential is 401 with the RFC 6750 challenge and a pr
 
 t.test('a valid token without the needed scope is 403', async (t) => {
   const app = await build(t)
-  const response = await app.inject({
-    method: 'POST',
-    url: '/api/v1/orders',
-    headers: bearer(2, 'orders:read'),
-    payload: { items: [{ sku: 'KB-101', qty: 1 }] },
-  })
+  const response = await createOrder(app, [{ sku: 'KB-101', qty: 1 }], bearer(2, 'orders:read'))
   t.equal(response.statusCode, 403)
   t.equal(response.json().code, 'FORBIDDEN')
 })
 
 t.test('GraphQL without a valid credential is 401 before anything executes', async (t) => {
   const app = await build(t)
-  const response = await app.inject({ method: 'POST', url: '/graphql', payload: { query: '{ me { id } }' } })
+  const response = await gql(app, '{ me { id } }')
   t.equal(response.statusCode, 401)
   t.match(response.headers['www-authenticate'], /^Bearer realm="api"/)
   t.equal(response.json().errors[0].extensions.code, 'UNAUTHENTICATED')

@@ -8,7 +8,7 @@ import t from 'tap'
 import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
 import WebSocket from 'ws'
-import { bearer, build, tokenFor } from '../helper.ts'
+import { bearer, build, createOrder, gql, tokenFor } from '../helper.ts'
 
 const APP_ORIGIN = 'https://app.example.com'
 const OTHER_ORIGIN = 'https://evil.example.net'
@@ -135,29 +135,14 @@ t.test('an OPTIONS that is no preflight is the same 405 or 404 problem with CORS
 t.test('responses to an allowed origin carry ACAO and expose the headers: REST 201, GraphQL, the contract, problems', async (t) => {
   const app = await build(t, { env: { CORS_ORIGINS: APP_ORIGIN } })
   const origin = { origin: APP_ORIGIN }
-  const created = await app.inject({
-    method: 'POST',
-    url: '/api/v1/orders',
-    headers: { ...origin, ...bearer(2), 'idempotency-key': 'cors-1' },
-    payload: { items: [{ sku: 'KB-101', qty: 1 }] },
-  })
-  const replayed = await app.inject({
-    method: 'POST',
-    url: '/api/v1/orders',
-    headers: { ...origin, ...bearer(2), 'idempotency-key': 'cors-1' },
-    payload: { items: [{ sku: 'KB-101', qty: 1 }] },
-  })
+  const created = await createOrder(app, [{ sku: 'KB-101', qty: 1 }], { ...origin, ...bearer(2), 'idempotency-key': 'cors-1' })
+  const replayed = await createOrder(app, [{ sku: 'KB-101', qty: 1 }], { ...origin, ...bearer(2), 'idempotency-key': 'cors-1' })
   const responses = {
     'REST 201': created,
     'REST replay': replayed,
     'REST list': await app.inject({ method: 'GET', url: '/api/v1/orders', headers: { ...origin, ...bearer(2) } }),
-    GraphQL: await app.inject({
-      method: 'POST',
-      url: '/graphql',
-      headers: { ...origin, ...bearer(2) },
-      payload: { query: '{ me { id } }' },
-    }),
-    'GraphQL 401': await app.inject({ method: 'POST', url: '/graphql', headers: origin, payload: { query: '{ me { id } }' } }),
+    GraphQL: await gql(app, '{ me { id } }', { ...origin, ...bearer(2) }),
+    'GraphQL 401': await gql(app, '{ me { id } }', origin),
     'openapi.json': await app.inject({ method: 'GET', url: '/api/v1/openapi.json', headers: origin }),
     'openapi.yaml': await app.inject({ method: 'GET', url: '/api/v1/openapi.yaml', headers: origin }),
     'schema.graphql': await app.inject({ method: 'GET', url: '/graphql/schema.graphql', headers: origin }),

@@ -10,7 +10,7 @@ import parsePrometheusTextFormat from 'parse-prometheus-text-format'
 import { loadContracts, type Contracts } from '../../src/contracts.ts'
 import { deprecatedOperations, oncePerPeriod } from '../../src/plugins/deprecation.ts'
 import { captureLog } from '../log-capture.ts'
-import { bearer, build } from '../helper.ts'
+import { bearer, build, gql } from '../helper.ts'
 
 type App = Awaited<ReturnType<typeof build>>
 type OperationPatch = Record<string, unknown>
@@ -104,13 +104,7 @@ t.test('every call of a deprecated operation is counted; each caller is logged o
 t.test('a GraphQL operation selecting a @deprecated field is counted per field and logged once per caller', async (t) => {
   const log = captureLog()
   const app = await build(t, { env: { LOG_LEVEL: 'warn' }, loggerStream: log.stream })
-  const query = (body: string, sub = 2) =>
-    app.inject({
-      method: 'POST',
-      url: '/graphql',
-      headers: { ...bearer(sub), 'content-type': 'application/json' },
-      payload: { query: body },
-    })
+  const query = (body: string, sub = 2) => gql(app, { query: body }, { ...bearer(sub), 'content-type': 'application/json' })
 
   const old = '{ orders(first: 2) { id cursor items { sku } } }'
   for (let i = 0; i < 2; i++) {

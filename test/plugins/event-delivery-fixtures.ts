@@ -15,7 +15,7 @@ import pg from 'pg'
 import { createDatabase, type DatabaseHandle } from '../../src/db/database.ts'
 import type { BoundedPubSub } from '../../src/graphql/pubsub.ts'
 import { LISTENER_APPLICATION_NAME } from '../../src/events/listener.ts'
-import { bearer, build, createTestDatabase, tokenFor } from '../helper.ts'
+import { bearer, build, createOrder, createTestDatabase, tokenFor } from '../helper.ts'
 import { postgresUrl } from '../setup/templates.ts'
 import { client, eventually, listening } from '../graphql/subscription-clients.ts'
 
@@ -81,12 +81,7 @@ export async function createOrders(app: FastifyInstance, headers: Record<string,
   const worker = async () => {
     while (next < count) {
       const i = next++
-      const response = await app.inject({
-        method: 'POST',
-        url: '/api/v1/orders',
-        headers,
-        payload: { items: [{ sku: 'CB-404', qty: 1 + (i % 5) }] },
-      })
+      const response = await createOrder(app, [{ sku: 'CB-404', qty: 1 + (i % 5) }], headers)
       statuses.push(response.statusCode)
       if (response.statusCode === 201) ids.push(String(response.json().id))
     }

@@ -8,7 +8,7 @@ import t, { type Test } from 'tap'
 import { sql } from 'kysely'
 import { createDatabase } from '../../src/db/database.ts'
 import type { Caller } from '../../src/auth/caller.ts'
-import { bearer, reachableRedis } from '../helper.ts'
+import { bearer, createOrder, reachableRedis } from '../helper.ts'
 import { eventually } from '../graphql/subscription-clients.ts'
 import {
   createOrders,
@@ -121,12 +121,7 @@ t.test(
     )
 
     // T2 starts later, so its event gets a larger id, and commits first; the relay runs.
-    const t2 = await a.inject({
-      method: 'POST',
-      url: '/api/v1/orders',
-      headers: bearer(2, 'orders:write'),
-      payload: { items: [{ sku: 'KB-101', qty: 2 }] },
-    })
+    const t2 = await createOrder(a, [{ sku: 'KB-101', qty: 2 }], bearer(2, 'orders:write'))
     t.equal(t2.statusCode, 201)
     const t2OrderId = String(t2.json().id)
     t.ok(await watcher.received(1), "T2's event was delivered while T1 was still open")

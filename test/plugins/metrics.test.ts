@@ -1,11 +1,11 @@
 /**
- * GET /metrics (issue 15): Prometheus text format, read here with a real parser; it counts the
+ * GET /metrics: Prometheus text format, read here with a real parser; it counts the
  * requests made before it, by operationId and never by raw URL; it is never rate limited; it is
  * protected by METRICS_TOKEN when set; and each app has its own registry.
  */
 import t from 'tap'
 import parsePrometheusTextFormat, { type MetricFamily } from 'parse-prometheus-text-format'
-import { bearer, build } from '../helper.ts'
+import { bearer, build, createOrder, gql } from '../helper.ts'
 
 const admin = bearer(1, 'admin')
 const METRICS_TOKEN = 'scrape-token-0123456789'
@@ -83,14 +83,9 @@ t.test('/metrics parses as Prometheus text and counts the request made just befo
 
 t.test('GraphQL operations are counted by name and outcome, with their cost', async (t) => {
   const app = await build(t, { env: { EVENTS_RELAY: 'false', GRAPHQL_MAX_COST: '50' } })
-  const ok = await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query: 'query Mine { me { name } }' } })
+  const ok = await gql(app, 'query Mine { me { name } }', admin)
   t.equal(ok.statusCode, 200)
-  const refused = await app.inject({
-    method: 'POST',
-    url: '/graphql',
-    headers: admin,
-    payload: { query: 'query Big { orders(first: 50) { id items { sku } } }' },
-  })
+  const refused = await gql(app, 'query Big { orders(first: 50) { id items { sku } } }', admin)
   t.equal(refused.json().errors[0].extensions.code, 'COST_LIMIT_EXCEEDED')
   const text = await scrapeText(app)
   const families = parsePrometheusTextFormat(text)
@@ -149,12 +144,7 @@ t.test('refusals, idempotency and the state read at scrape time', async (t) => {
 
 t.test('a refusal by the GraphQL points bucket is counted apart from the request rate', async (t) => {
   const app = await build(t, { env: { EVENTS_RELAY: 'false', GRAPHQL_COST_BUCKET: '20' } })
-  const refused = await app.inject({
-    method: 'POST',
-    url: '/graphql',
-    headers: admin,
-    payload: { query: 'query Costly { orders(first: 50) { id } }' },
-  })
+  const refused = await gql(app, 'query Costly { orders(first: 50) { id } }', admin)
   t.equal(refused.statusCode, 429)
   t.equal(refused.json().errors[0].extensions.code, 'RATE_LIMITED')
   const families = await scrape(app)
@@ -166,12 +156,7 @@ t.test('a refusal by the GraphQL points bucket is counted apart from the request
 t.test('events delivered and the outbox backlog follow the relay', async (t) => {
   const app = await build(t)
   const before = app.eventDelivery.lastDeliveredSeq()
-  const created = await app.inject({
-    method: 'POST',
-    url: '/api/v1/orders',
-    headers: admin,
-    payload: { items: [{ sku: 'KB-101', qty: 1 }] },
-  })
+  const created = await createOrder(app, [{ sku: 'KB-101', qty: 1 }], admin)
   t.equal(created.statusCode, 201)
   // The relay and delivery run in the background (NOTIFY, else the one-second poll): wait for them.
   while (app.eventDelivery.lastDeliveredSeq() === before) await new Promise((resolve) => setTimeout(resolve, 20))

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
-import { bearer, build, createTestDatabase, reachableRedis } from '../helper.ts'
+import { bearer, build, createTestDatabase, gql, reachableRedis } from '../helper.ts'
 
 t.test('the 601st request in a window is 429 with Retry-After and a quota-exceeded problem', async (t) => {
   const app = await build(t)
@@ -75,7 +75,7 @@ t.test('refusals before the handler are counted too: a 406 and a GraphQL 401 car
   })
   t.equal(versioned.statusCode, 406)
   t.match(versioned.headers.ratelimit, /^"default";r=4;t=\d+$/)
-  const graphql = await app.inject({ method: 'POST', url: '/graphql', payload: { query: '{ __typename }' } })
+  const graphql = await gql(app, '{ __typename }')
   t.equal(graphql.statusCode, 401)
   t.match(graphql.headers.ratelimit, /^"default";r=3;t=\d+$/, 'the same IP budget')
 })

@@ -1,12 +1,12 @@
 /**
- * What each request cost (issue 15): Server-Timing reports the statements a request ran, counted
+ * What each request cost: Server-Timing reports the statements a request ran, counted
  * where they run, and they are the very statements the batching tests count through the database's
  * statement log; and each request leaves exactly one log line at info (error only for a 5xx) with
  * its method, operationId, status, duration, statement count, caller and error code, never a token.
  */
 import t from 'tap'
 import { buildApp } from '../../src/app.ts'
-import { bearer, build, testConfig } from '../helper.ts'
+import { bearer, build, createOrder, gql, testConfig } from '../helper.ts'
 import { captureLog } from '../log-capture.ts'
 import { insertLoadUsers } from '../load-users.ts'
 
@@ -36,7 +36,7 @@ t.test('Server-Timing counts the statements the batching tests count, for the sa
   ]
   for (const query of queries) {
     counted = 0
-    const response = await app.inject({ method: 'POST', url: '/graphql', headers: admin, payload: { query } })
+    const response = await gql(app, query, admin)
     t.equal(response.statusCode, 200)
     t.notOk(response.json().errors, 'no error')
     const reported = timing(response.headers['server-timing'])
@@ -82,18 +82,8 @@ t.test('one log line per request at info, with its cost, caller and error code, 
   const token = admin.authorization.slice('Bearer '.length)
   await app.inject({ method: 'GET', url: '/api/v1/orders/3', headers: { ...admin, 'x-request-id': 'one' } })
   await app.inject({ method: 'GET', url: '/api/v1/orders/3', headers: { 'x-request-id': 'two' } })
-  await app.inject({
-    method: 'POST',
-    url: '/api/v1/orders',
-    headers: { ...admin, 'x-request-id': 'three' },
-    payload: { items: [{ sku: 'NOPE-1', qty: 1 }] },
-  })
-  await app.inject({
-    method: 'POST',
-    url: '/graphql',
-    headers: { ...admin, 'x-request-id': 'four' },
-    payload: { query: '{ order(id: 3) { id items { sku } } }' },
-  })
+  await createOrder(app, [{ sku: 'NOPE-1', qty: 1 }], { ...admin, 'x-request-id': 'three' })
+  await gql(app, '{ order(id: 3) { id items { sku } } }', { ...admin, 'x-request-id': 'four' })
 
   const lines = (id: string) => log.lines.filter((line) => line.requestId === id)
   for (const id of ['one', 'two', 'three', 'four']) {

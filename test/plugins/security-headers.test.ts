@@ -6,7 +6,7 @@
  */
 import t from 'tap'
 import { createHash } from 'node:crypto'
-import { bearer, build } from '../helper.ts'
+import { bearer, build, gql } from '../helper.ts'
 
 type Policy = Record<string, string[]>
 
@@ -36,7 +36,7 @@ t.test('every kind of response carries nosniff and a self-only policy', async (t
   const app = await build(t)
   const responses = {
     'REST record list': await app.inject({ method: 'GET', url: '/api/v1/orders', headers: bearer(2) }),
-    'GraphQL response': await app.inject({ method: 'POST', url: '/graphql', headers: bearer(2), payload: { query: '{ me { id } }' } }),
+    'GraphQL response': await gql(app, '{ me { id } }', bearer(2)),
     'problem (401)': await app.inject({ method: 'GET', url: '/api/v1/orders' }),
     'problem (404)': await app.inject({ method: 'GET', url: '/api/v1/nowhere', headers: bearer(2) }),
     'problem (400)': await app.inject({ method: 'GET', url: '/api/v1/orders/03', headers: bearer(2) }),
@@ -88,7 +88,7 @@ t.test("API answers carry only nosniff and a policy that allows nothing (decisio
       'REST read': await app.inject({ method: 'GET', url: '/api/v1/orders/1', headers: bearer(2) }),
       'problem (401)': await app.inject({ method: 'GET', url: '/api/v1/orders' }),
       'problem (404, no route)': await app.inject({ method: 'GET', url: '/nowhere' }),
-      GraphQL: await app.inject({ method: 'POST', url: '/graphql', headers: bearer(2), payload: { query: '{ me { id } }' } }),
+      GraphQL: await gql(app, '{ me { id } }', bearer(2)),
       '/healthz': await app.inject({ method: 'GET', url: '/healthz' }),
       '/readyz': await app.inject({ method: 'GET', url: '/readyz' }),
       '/metrics': await app.inject({ method: 'GET', url: '/metrics' }),

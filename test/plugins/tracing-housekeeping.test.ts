@@ -1,6 +1,6 @@
 /**
  * Housekeeping (pruning delivered events and expired idempotency outcomes, once a minute: plugins/
- * events.ts) is a trace of its own with its statements under it (issue 24, item 4). Its own file:
+ * events.ts) is a trace of its own with its statements under it. Its own file:
  * it waits for the first pass, a minute after the app starts.
  */
 import t from 'tap'

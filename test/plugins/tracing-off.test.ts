@@ -1,5 +1,5 @@
 /**
- * Tracing is off unless configured (issue 15): then no OpenTelemetry SDK or instrumentation module
+ * Tracing is off unless configured: then no OpenTelemetry SDK or instrumentation module
  * is even loaded and no instrumentation is registered, so tracing costs nothing. (The no-op
  * OpenTelemetry API package is loaded regardless: prom-client requires it for exemplars.) This
  * file imports nothing of OpenTelemetry itself; a module resolve hook records every module the
@@ -9,7 +9,7 @@ import t from 'tap'
 import { createRequire, register } from 'node:module'
 import { MessageChannel } from 'node:worker_threads'
 import { buildApp } from '../../src/app.ts'
-import { bearer, createTestDatabase, testConfig } from '../helper.ts'
+import { bearer, createTestDatabase, gql, testConfig } from '../helper.ts'
 
 /** Anything of OpenTelemetry but its no-op API. */
 const OTEL = /\/node_modules\/(@opentelemetry\/(?!api\/)[^/]+|@fastify\/otel)\//
@@ -42,12 +42,7 @@ t.test('with tracing off, no OpenTelemetry module is loaded and no instrumentati
   t.notMatch(app.printPlugins(), /otel/i, 'no @fastify/otel plugin')
   const responses = [
     await app.inject({ method: 'GET', url: '/api/v1/orders/3', headers: bearer(1, 'admin') }),
-    await app.inject({
-      method: 'POST',
-      url: '/graphql',
-      headers: bearer(2, 'orders:read'),
-      payload: { query: '{ user(id: 2) { orders(last: 10) { items { sku product { name } } } } }' },
-    }),
+    await gql(app, '{ user(id: 2) { orders(last: 10) { items { sku product { name } } } } }', bearer(2, 'orders:read')),
   ]
   t.same(
     responses.map((response) => response.statusCode),

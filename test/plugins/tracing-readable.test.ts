@@ -1,5 +1,5 @@
 /**
- * Traces an operator can read (issue 24, item 4), with the in-memory exporter: root spans are
+ * Traces an operator can read, with the in-memory exporter: root spans are
  * named by method and route template, no span name or attribute carries a file path or source
  * text, a 4xx is not an error on the server span (OpenTelemetry's HTTP conventions: only a 5xx
  * is), background work (the outbox relay, a webhook delivery pass) is a trace of its own rather
@@ -10,7 +10,7 @@ import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trac
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
 import type { InjectOptions } from 'fastify'
 import { buildApp } from '../../src/app.ts'
-import { bearer, createTestDatabase, testConfig } from '../helper.ts'
+import { bearer, createOrder, createTestDatabase, gql, testConfig } from '../helper.ts'
 import { captureLog } from '../log-capture.ts'
 import { answer, createEndpoint, startReceiver } from '../modules/webhooks/receiver.ts'
 
@@ -89,7 +89,7 @@ t.test('root spans are named by method and route template; a path no route match
   const handler = exporter.getFinishedSpans().find((span) => span.attributes['fastify.type'] === 'request-handler')
   t.equal(handler?.name, 'handler getOrder', "the handler's span is named after the operationId")
   exporter.reset()
-  await app.inject({ method: 'POST', url: '/graphql', headers: bearer(2, 'orders:read'), payload: { query: '{ me { id } }' } })
+  await gql(app, '{ me { id } }', bearer(2, 'orders:read'))
   const graphqlHandler = exporter.getFinishedSpans().find((span) => span.attributes['fastify.type'] === 'request-handler')
   t.equal(graphqlHandler?.name, 'handler /graphql', "GraphQL's handler span is named after its route")
 })
@@ -100,9 +100,9 @@ t.test('no span name or attribute carries a file path or source text', async (t)
   await app.inject({ method: 'GET', url: '/api/v1/orders/999999', headers: bearer(1, 'admin') })
   await app.inject({ method: 'GET', url: '/api/v1/orders/abc', headers: bearer(1, 'admin') })
   await app.inject({ method: 'GET', url: '/api/v1/orders' })
-  await app.inject({ method: 'POST', url: '/api/v1/orders', headers: bearer(2), payload: { items: [{ sku: 'KB-101', qty: 1 }] } })
-  await app.inject({ method: 'POST', url: '/graphql', headers: bearer(2, 'orders:read'), payload: { query: '{ me { id } }' } })
-  await app.inject({ method: 'POST', url: '/graphql', headers: bearer(2, 'orders:read'), payload: { query: '{ nope }' } })
+  await createOrder(app, [{ sku: 'KB-101', qty: 1 }], bearer(2))
+  await gql(app, '{ me { id } }', bearer(2, 'orders:read'))
+  await gql(app, '{ nope }', bearer(2, 'orders:read'))
   await app.inject({ method: 'GET', url: '/graphql?query=%7B%20me%20%7B%20id%20%7D%20%7D', headers: bearer(2, 'orders:read') })
   await app.inject({ method: 'GET', url: '/nowhere' })
   const spans = exporter.getFinishedSpans()
@@ -179,12 +179,7 @@ t.test('the outbox relay is a trace of its own, never part of the request whose 
   // Whatever the start-up relay did is not this test's.
   await new Promise((resolve) => setTimeout(resolve, 200))
   exporter.reset()
-  const created = await app.inject({
-    method: 'POST',
-    url: '/api/v1/orders',
-    headers: bearer(2),
-    payload: { items: [{ sku: 'KB-101', qty: 1 }] },
-  })
+  const created = await createOrder(app, [{ sku: 'KB-101', qty: 1 }], bearer(2))
   t.equal(created.statusCode, 201)
   const relay = await waitFor('the relay span', () => exporter.getFinishedSpans().find((span) => span.name === 'events.relay'))
   const spans = exporter.getFinishedSpans()

@@ -1,12 +1,12 @@
 /**
- * Traces (issue 15): with a span exporter, `user { orders { items { product } } }` is traced as
+ * Traces: with a span exporter, `user { orders { items { product } } }` is traced as
  * POST /graphql › handler › graphql.parse/validate/execute › one span per loader batch (not per parent)
  * › one span per SQL statement.
  */
 import t from 'tap'
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base'
 import { buildApp } from '../../src/app.ts'
-import { bearer, createTestDatabase, testConfig } from '../helper.ts'
+import { bearer, createTestDatabase, gql, testConfig } from '../helper.ts'
 
 // The owner under the orders keeps User.orders a loader batch: without it, Query.user's plan
 // reads the orders in the user's own statement (test/graphql/plans.test.ts).
@@ -29,7 +29,7 @@ t.test('the span tree of user { orders { items { product } } }: one span per loa
 
   exporter.reset()
   statements = 0
-  const response = await app.inject({ method: 'POST', url: '/graphql', headers: bearer(2, 'orders:read'), payload: { query: QUERY } })
+  const response = await gql(app, { query: QUERY }, bearer(2, 'orders:read'))
   t.equal(response.statusCode, 200)
   const orders = response.json().data.user.orders as Array<{ items: unknown[] }>
   t.ok(orders.length >= 2, `several orders (${orders.length})`)

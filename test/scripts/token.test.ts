@@ -1,5 +1,5 @@
 /**
- * `npm run token` as a newcomer calls it (issue #14): `--help` prints usage and exits 0; a wrong
+ * `npm run token` as a newcomer calls it: `--help` prints usage and exits 0; a wrong
  * option or value says what is wrong, shows the usage and exits 1, never with a stack trace; a
  * right call prints a token the service accepts.
  */

@@ -51,7 +51,7 @@ export function wakeRelaysAfter(recorded: string): RawBuilder<unknown> {
   return sql`select pg_notify(${OUTBOX_CHANNEL}, '') as notified from ${sql.ref(recorded)}`
 }
 
-/** Records the event and wakes the relays on commit, in one statement (issue 13: one round trip fewer per write). */
+/** Records the event and wakes the relays on commit, in one statement (one round trip fewer per write). */
 export async function recordEvent<Topic extends EventTopic>(
   trx: Executor,
   topic: Topic,

@@ -33,19 +33,20 @@ const LIST = 'events'
 export function toEvent(event: Pick<DeliverableEvent, 'seq' | 'topic' | 'payload' | 'createdAt'>): Event | undefined {
   const id = String(event.seq)
   const created_at = event.createdAt.toISOString()
-  // The payload is what recordEvent stored for this topic: its type is EventPayloads[topic].
+  // The payload is what recordEvent stored for this topic: its type is EventPayloads[topic], which the
+  // outbox row (JSON read back) cannot carry, hence the cast.
   switch (event.topic) {
     case 'order.created':
     case 'order.status_changed': {
-      const { order } = event.payload as unknown as EventPayloads['order.created']
+      const { order } = event.payload as EventPayloads['order.created']
       return order ? { id, type: event.topic, created_at, data: order } : undefined
     }
     case 'article.created': {
-      const { article } = event.payload as unknown as EventPayloads['article.created']
+      const { article } = event.payload as EventPayloads['article.created']
       return article ? { id, type: event.topic, created_at, data: article } : undefined
     }
     case 'comment.added': {
-      const { comment } = event.payload as unknown as EventPayloads['comment.added']
+      const { comment } = event.payload as EventPayloads['comment.added']
       return comment ? { id, type: event.topic, created_at, data: comment } : undefined
     }
   }

@@ -1,7 +1,8 @@
 /** All SQL for orders and their items. Plain functions taking the database or a transaction first. */
 import { type RawBuilder, sql } from 'kysely'
 import type { OrderItemRow, OrderRow } from '../../db/schema.ts'
-import type { OrderItem, OrderStatus } from '../../contract-types.ts'
+import type { Order, OrderItem, OrderStatus } from '../../contract-types.ts'
+import type { JsonText } from '../../db/json-text.ts'
 import { afterPosition, orderColumns } from '../../db/keyset.ts'
 import type { Executor } from '../../db/executor.ts'
 import { nextUpdatedAt } from '../../db/updated-at.ts'
@@ -34,7 +35,7 @@ export async function findOrder(db: Executor, id: number, options: { lock?: bool
 
 /**
  * GET /orders/{id}'s statement, compiled once (when the service is built): its text never changes,
- * only the id is bound per request, so no query is built or compiled per read (issue 25, item 4).
+ * only the id is bound per request, so no query is built or compiled per read.
  * The row is the order as the API shows it, timestamps formatted and items aggregated by
  * PostgreSQL, with nothing left to do in JavaScript but rename the two timestamps.
  */
@@ -43,6 +44,46 @@ export function compileFindOrderRecord(db: Executor): (executor: Executor, id: n
   const compiled = sql`select ${columns} from orders where orders.id = ${0}`.compile(db)
   if (compiled.parameters.length !== 1) throw new Error('the order statement must take its id as its only parameter')
   const statement = compiledStatement<OrderWithRelatedRow>(compiled.sql)
+  return async (executor, id) => (await statement(executor, [id]))[0]
+}
+
+/**
+ * An order as REST sends it: its JSON text, built by PostgreSQL, with what the service checks
+ * (the owner) and what the ETag and a cursor are made of (id, version, sort keys).
+ */
+export interface OrderTextRow {
+  json: JsonText<Order>
+  id: number
+  user_id: number
+  total: number
+  created_at: string
+  updated_at: string
+}
+
+/**
+ * The items of the outer `orders` row as compact JSON text, in stored sequence (ordered inside the
+ * aggregate: a sorted subquery gave the planner a Sort node per order wherever it preferred a
+ * bitmap scan of the items, test/db/order-list-plan.test.ts). Each item is a row_to_json of its
+ * three fields, the contract's order.
+ */
+const itemsJson = sql`(select coalesce(array_to_json(array_agg((select row_to_json(item) from (select i.sku, i.qty, i.unit_price) as item) order by i.position)), '[]'::json)
+  from order_items as i where i.order_id = orders.id)`
+
+/**
+ * The outer `orders` row as an OrderTextRow: the order as openapi.yaml's Order writes it (its
+ * fields in the contract's order, timestamps as the API writes them), as compact JSON text
+ * (row_to_json writes no spaces, unlike json_build_object).
+ */
+const orderTextColumns = sql`(select row_to_json(o)::text from (select orders.id, orders.status, orders.total, ${itemsJson} as items,
+    orders.user_id, ${isoTimestamp(sql.ref('orders.created_at'))} as created_at, ${isoTimestamp(sql.ref('orders.updated_at'))} as updated_at) as o) as json,
+  orders.id, orders.user_id, orders.total, ${isoTimestamp(sql.ref('orders.created_at'))} as created_at,
+  ${isoTimestamp(sql.ref('orders.updated_at'))} as updated_at`
+
+/** GET /orders/{id}'s statement as text (see compileFindOrderRecord), compiled once. */
+export function compileFindOrderText(db: Executor): (executor: Executor, id: number) => Promise<OrderTextRow | undefined> {
+  const compiled = sql`select ${orderTextColumns} from orders where orders.id = ${0}`.compile(db)
+  if (compiled.parameters.length !== 1) throw new Error('the order statement must take its id as its only parameter')
+  const statement = compiledStatement<OrderTextRow>(compiled.sql)
   return async (executor, id) => (await statement(executor, [id]))[0]
 }
 
@@ -66,25 +107,13 @@ export async function findItemsOfOrders(db: Executor, orderIds: readonly number[
     .execute()
 }
 
-/** The row of a page of orders with their items; with a total, the count of all matching orders. */
-export type OrderPageRow = OrderWithRelatedRow & { matching_total?: number | string | bigint }
-
-/**
- * One keyset page of orders as the API shows them (limit + 1 rows), in one statement: the same
- * columns as a plan's orders without relations. With `withTotal`, every row also carries the
- * number of orders matching the filter over all pages (an uncorrelated subquery: PostgreSQL runs
- * it once per statement, not per row); a page with no rows carries no total, so the caller counts
- * on its own then.
- */
-function orderPageWithItems(query: OrderPageQuery & { withTotal: boolean }) {
+/** One keyset page of orders as REST sends them (limit + 1 OrderTextRows), with the total when asked, in one statement. */
+function orderPageAsText(query: OrderPageQuery & { withTotal: boolean }) {
   const conditions = filterConditions(query, 'orders')
   if (query.after) conditions.push(afterPosition(query.sort, query.after))
-  // Not named `total`: that is an order's column, and ORDER BY total must keep meaning it.
   const total = query.withTotal ? sql`, ${countMatching(query)} as matching_total` : sql``
-  return sql<Omit<OrderWithRelatedRow, 'items'> & { items: AggregatedItem[]; matching_total?: number | string | bigint }>`
-    select orders.id, orders.status, orders.total, ${itemsInAnyOrder} as items, orders.user_id,
-      ${isoTimestamp(sql.ref('orders.created_at'))} as created, ${isoTimestamp(sql.ref('orders.updated_at'))} as updated${total}
-    from ${sql.table('orders')} ${whereAll(conditions)}
+  return sql<OrderTextRow & { matching_total?: number | string | bigint }>`
+    select ${orderTextColumns}${total} from ${sql.table('orders')} ${whereAll(conditions)}
     order by ${orderBy(query.sort)} limit ${query.limit + 1}`
 }
 
@@ -110,13 +139,13 @@ function orderBy(sort: OrderPageQuery['sort']): RawBuilder<unknown> {
 
 /**
  * The order list statements, each compiled once per shape (src/db/compiled-statement.ts): a page
- * with items (REST), a page with relations (GraphQL's Query.orders) and the recent orders of many
+ * as JSON text (REST), a page with relations (GraphQL's Query.orders) and the recent orders of many
  * users (GraphQL's User.orders). Made once per service, like compileFindOrderRecord.
  */
 export function compileOrderListStatements(db: Executor) {
-  const pageWithItems = compiledByShape(db, {
+  const pageAsText = compiledByShape(db, {
     shapeOf: (query: OrderPageQuery & { withTotal: boolean }) => `${pageShape(query)}${query.withTotal ? ':total' : ''}`,
-    build: orderPageWithItems,
+    build: orderPageAsText,
     parametersOf: (query) => [...(query.withTotal ? filterValues(query) : []), ...filterValues(query), ...positionValues(query)],
   })
   const pageWithRelated = compiledByShape(db, {
@@ -143,11 +172,9 @@ export function compileOrderListStatements(db: Executor) {
       userRelations: UserRelations,
       last: number,
     ): Promise<UserWithRecentOrdersRow | undefined> => (await userWithRecent(executor, { userId, userRelations, last }))[0],
-    /** One keyset page of orders with their items (limit + 1 rows), with the total when asked. */
-    async findOrderPageWithItems(executor: Executor, query: OrderPageQuery, options: { withTotal: boolean }): Promise<OrderPageRow[]> {
-      const rows = await pageWithItems(executor, { ...query, withTotal: options.withTotal })
-      return rows.map((row) => ({ ...row, items: inStoredOrder(row.items) }))
-    },
+    /** One keyset page of orders as REST sends them (limit + 1 rows), with the total when asked. */
+    findOrderPageAsText: (executor: Executor, query: OrderPageQuery, options: { withTotal: boolean }) =>
+      pageAsText(executor, { ...query, withTotal: options.withTotal }),
     /** One keyset page of orders (limit + 1 rows) with their items and the relations asked for. */
     findOrderPageWithRelated: (executor: Executor, query: OrderPageQuery, relations: OrderRelations): Promise<OrderWithRelatedRow[]> =>
       pageWithRelated(executor, { ...query, relations }),
@@ -159,23 +186,6 @@ export function compileOrderListStatements(db: Executor) {
       relations: OrderRelations,
     ): Promise<OrderWithRelatedRow[]> => (userIds.length === 0 ? [] : recentOfUsers(executor, { userIds: [...userIds], last, relations })),
   }
-}
-
-/** An item as the page statement aggregates it: its position says where it stands in the order. */
-type AggregatedItem = OrderItem & { position: number }
-
-/**
- * The items of the outer `orders` row, in any order: an ordered aggregate puts a sort step per
- * order into a page's plan (test/db/order-list-plan.test.ts), so the few items are put in stored
- * order here instead.
- */
-const itemsInAnyOrder = sql<AggregatedItem[]>`(
-  select coalesce(json_agg(json_build_object('sku', i.sku, 'qty', i.qty, 'unit_price', i.unit_price, 'position', i.position)), '[]'::json)
-  from order_items as i where i.order_id = orders.id)`
-
-function inStoredOrder(items: AggregatedItem[]): OrderItem[] {
-  items.sort((a, b) => a.position - b.position)
-  return items.map((item) => ({ sku: item.sku, qty: item.qty, unit_price: item.unit_price }))
 }
 
 /** The conditions of a filter on the orders table named `table`. */
@@ -293,11 +303,6 @@ function userWithRecentOrders(query: { userId: number; userRelations: UserRelati
 
 /** A user's row with its recent orders (userWithRecentOrders). */
 export type UserWithRecentOrdersRow = UserWithRelatedRow & { recent_orders: OrderWithRelatedRow[] }
-
-export async function findOrdersByIds(db: Executor, ids: readonly number[]): Promise<OrderRow[]> {
-  if (ids.length === 0) return []
-  return db.selectFrom('orders').selectAll().where('id', '=', anyInteger(ids)).execute()
-}
 
 export async function findProductPrices(db: Executor, skus: readonly string[]): Promise<Map<string, number>> {
   if (skus.length === 0) return new Map()

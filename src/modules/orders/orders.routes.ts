@@ -2,7 +2,7 @@
 import type { AppConfig } from '../../config.ts'
 import type { Order } from '../../contract-types.ts'
 import { ifMatch } from '../../http/conditional-requests.ts'
-import { sendCollection, sendNestedCollection, sendRecord } from '../../http/envelopes.ts'
+import { sendCollectionText, sendNestedCollection, sendNestedCollectionText, sendRecord, sendRecordText } from '../../http/envelopes.ts'
 import { operationUrl } from '../../http/locations.ts'
 import type { OperationHandler, OperationHandlers } from '../../http/register-operations.ts'
 import { answerWrite } from '../../http/write-answers.ts'
@@ -25,6 +25,12 @@ export function orderHandlers(orders: OrdersService, config: AppConfig): Operati
         { status: 200 },
       )
 
+  // PUT and PATCH both replace an order's items (PATCH's body may leave them out): one handler.
+  const replaceItems: OperationHandler<'updateOrder'> = async (request, reply) => {
+    const order = await orders.replaceItems(requireCaller(request), request.params.id, request.body.items, ifMatch(request))
+    return sendRecord(reply, order)
+  }
+
   return {
     listOrders: async (request, reply) => {
       const { status, user_id, sort, cursor, limit, fields } = request.query
@@ -34,7 +40,7 @@ export function orderHandlers(orders: OrdersService, config: AppConfig): Operati
         { status, userId: user_id, sort, cursor, limit },
         { total: true, everyCursor: false },
       )
-      return sendCollection(request, reply, config.publicUrl, page, fields)
+      return sendCollectionText(request, reply, config.publicUrl, page, fields)
     },
 
     createOrder: async (request, reply) =>
@@ -46,19 +52,12 @@ export function orderHandlers(orders: OrdersService, config: AppConfig): Operati
       ),
 
     getOrder: async (request, reply) => {
-      const order = await orders.get(requireCaller(request), request.params.id)
-      return sendRecord(reply, order, request.query.fields)
+      const order = await orders.getText(requireCaller(request), request.params.id)
+      return sendRecordText(reply, order, request.query.fields)
     },
 
-    replaceOrder: async (request, reply) => {
-      const order = await orders.replaceItems(requireCaller(request), request.params.id, request.body.items, ifMatch(request))
-      return sendRecord(reply, order)
-    },
-
-    updateOrder: async (request, reply) => {
-      const order = await orders.replaceItems(requireCaller(request), request.params.id, request.body.items, ifMatch(request))
-      return sendRecord(reply, order)
-    },
+    replaceOrder: replaceItems,
+    updateOrder: replaceItems,
 
     deleteOrder: async (request, reply) => {
       await orders.remove(requireCaller(request), request.params.id, ifMatch(request))
@@ -80,7 +79,7 @@ export function orderHandlers(orders: OrdersService, config: AppConfig): Operati
         { status, sort, cursor, limit },
         { total: false, everyCursor: false },
       )
-      return sendNestedCollection(reply, page, fields)
+      return sendNestedCollectionText(reply, page, fields)
     },
 
     payOrder: action('payment'),

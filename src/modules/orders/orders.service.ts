@@ -9,6 +9,7 @@ import { authorize, isOwnerOrAdmin, permits, requireOwnerOrAdmin } from '../../a
 import type { OrderItemRow, OrderRow } from '../../db/schema.ts'
 import { eventRecord, recordEvent } from '../../db/repositories/outbox.ts'
 import type { Executor } from '../../db/executor.ts'
+import type { JsonText } from '../../db/json-text.ts'
 import { runWrite, type WriteOptions, type Written } from '../../db/transaction.ts'
 import { ApiError, conflict, forbidden, notFound, unprocessable } from '../../errors.ts'
 import type { Order, OrderItem, OrderStatus } from '../../contract-types.ts'
@@ -36,6 +37,18 @@ const TRANSITIONS: Record<OrderAction, { from: OrderStatus; to: OrderStatus; ver
 
 /** Paid and refunded orders are financial records and are never deleted. */
 const DELETABLE: ReadonlySet<OrderStatus> = new Set(['pending', 'cancelled'])
+
+/**
+ * An order as REST sends it: its JSON text, built by PostgreSQL, and what its ETag and a cursor
+ * are made of (its id, version and sort keys).
+ */
+export interface OrderText {
+  json: JsonText<Order>
+  id: number
+  total: number
+  created_at: string
+  updated_at: string
+}
 
 /** Called with the current representation before a write: REST checks If-Match with it. */
 export type Precondition = (current: Order) => void
@@ -127,6 +140,7 @@ export function carriesRecentOrders(user: UserWithRelated): user is UserWithRece
 
 export function createOrdersService({ db, cursors, commands }: Pick<ServiceDependencies, 'db' | 'cursors' | 'commands'>) {
   const findOrderRecord = repository.compileFindOrderRecord(db)
+  const findOrderText = repository.compileFindOrderText(db)
   const orderLists = repository.compileOrderListStatements(db)
   /** Whether recentOfUsers gives the caller this user's orders: the one rule for a user's orders in GraphQL. */
   const mayReadOrdersOf = (caller: Caller, userId: number) => permits(caller, 'listUserOrders') && isOwnerOrAdmin(caller, userId)
@@ -201,16 +215,16 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
     if (query.userId !== undefined && !caller.admin) throw forbidden('Only an admin may filter orders by user_id.')
   }
 
-  async function page(caller: Caller, query: OrderListQuery, list: string, needs: OrderListNeeds): Promise<Page<Order>> {
+  async function page(caller: Caller, query: OrderListQuery, list: string, needs: OrderListNeeds): Promise<Page<OrderText>> {
     const { position, filter } = startOf(caller, query, list)
-    // The page, its items and (when asked) the total in one statement.
-    const rows = await orderLists.findOrderPageWithItems(
+    // The page, its items and (when asked) the total in one statement, each order as JSON text.
+    const rows = await orderLists.findOrderPageAsText(
       db,
       { ...filter, sort: position.sortBy, after: position.after, limit: query.limit },
       { withTotal: needs.total },
     )
-    const page = cutPage(
-      rows.map(orderOfRow),
+    const page = cutPage<OrderText>(
+      rows,
       query.limit,
       (order) =>
         cursors.encode({ list, sort: position.sort, filter: position.filter, key: [sortKeyOf(order, position.sortBy.field), order.id] }),
@@ -251,6 +265,15 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
       return orderOfRow(row)
     },
 
+    /** `get` as REST sends it: the same rules, the order as JSON text PostgreSQL built. */
+    async getText(caller: Caller, id: number): Promise<OrderText> {
+      authorize(caller, 'getOrder')
+      const row = await findOrderText(db, id)
+      if (!row) throw notFound(`Order ${id}`)
+      requireOwnerOrAdmin(caller, row.user_id, 'order')
+      return row
+    },
+
     /**
      * `get` for many ids in one statement (GraphQL's `nodes`): each id answers what `get` answers,
      * the order or its error (403 for a missing scope or another user's order); a missing order is
@@ -273,7 +296,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
     },
 
     /** GET /orders: the caller's orders; an admin sees everyone's and may filter by user. */
-    async list(caller: Caller, query: OrderListQuery, needs: OrderListNeeds): Promise<Page<Order>> {
+    async list(caller: Caller, query: OrderListQuery, needs: OrderListNeeds): Promise<Page<OrderText>> {
       checkList(caller, query)
       return page(caller, query, 'orders', needs)
     },
@@ -302,7 +325,12 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
     },
 
     /** GET /users/{id}/orders: that user or an admin. */
-    async listOfUser(caller: Caller, userId: number, query: Omit<OrderListQuery, 'userId'>, needs: OrderListNeeds): Promise<Page<Order>> {
+    async listOfUser(
+      caller: Caller,
+      userId: number,
+      query: Omit<OrderListQuery, 'userId'>,
+      needs: OrderListNeeds,
+    ): Promise<Page<OrderText>> {
       authorize(caller, 'listUserOrders')
       requireOwnerOrAdmin(caller, userId, 'orders')
       if (!(await userExists(db, userId))) throw notFound(`User ${userId}`)

@@ -229,5 +229,3 @@ export function createWebhookWorker({ db, events, config, log, background }: Web
     },
   }
 }
-
-export type WebhookWorker = ReturnType<typeof createWebhookWorker>

@@ -1,5 +1,5 @@
 /**
- * Load on the event log (issue 23, "Tests that must exist"): 1,000 events to 20 webhook endpoints
+ * Load on the event log: 1,000 events to 20 webhook endpoints
  * (real node:http receivers) and 50 Server-Sent Event streams at once, 5 of the streams not reading
  * while the events are written. Nothing is lost or duplicated: every endpoint and every stream gets
  * every event once, in the log's order; memory is bounded: once the streams are closed and the

@@ -6,7 +6,7 @@
  */
 import t from 'tap'
 import { sql } from 'kysely'
-import { bearer, build } from '../../helper.ts'
+import { bearer, build, gql } from '../../helper.ts'
 
 const grace = bearer(2, 'orders:read orders:write')
 const body = { items: [{ sku: 'KB-101', qty: 1 }] }
@@ -56,17 +56,17 @@ t.test('a key an earlier version stored (with a Location in the row) replays the
 t.test('GraphQL stores the same: the order, a creation (201, where earlier versions stored 200), no Location', async (t) => {
   const app = await build(t, { env: { EVENTS_RELAY: 'false' } })
   const query = 'mutation { createOrder(input: {items: [{sku: "KB-101", qty: 1}]}, idempotencyKey: "stored-4") { databaseId total } }'
-  const first = await app.inject({ method: 'POST', url: '/graphql', headers: grace, payload: { query } })
+  const first = await gql(app, query, grace)
   const created = first.json().data.createOrder
   const [row] = await storedRow(app, 'stored-4')
   t.equal(row?.status, 201)
   t.equal(row?.location, null)
   t.match(row?.body, { id: created.databaseId, total: created.total }, 'the order as the service returned it')
-  const replay = await app.inject({ method: 'POST', url: '/graphql', headers: grace, payload: { query } })
+  const replay = await gql(app, query, grace)
   t.same(replay.json().data.createOrder, created)
 
   // A row as earlier versions stored a GraphQL creation: 200, the transport's answer then.
   await sql`update idempotency_keys set status = 200 where key = 'stored-4'`.execute(app.db)
-  const older = await app.inject({ method: 'POST', url: '/graphql', headers: grace, payload: { query } })
+  const older = await gql(app, query, grace)
   t.same(older.json().data.createOrder, created, 'replays the same order')
 })

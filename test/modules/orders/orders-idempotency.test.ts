@@ -1,5 +1,5 @@
 import t from 'tap'
-import { bearer, build } from '../../helper.ts'
+import { bearer, build, createOrder } from '../../helper.ts'
 
 const grace = bearer(2, 'orders:read orders:write')
 const body = { items: [{ sku: 'KB-101', qty: 1 }] }
@@ -32,7 +32,7 @@ t.test('the same key with a different request is 422 and changes nothing', async
   const headers = { ...grace, 'idempotency-key': 'k-1' }
   t.equal((await app.inject({ method: 'POST', url: '/api/v1/orders', headers, payload: body })).statusCode, 201)
   const before = await countOrders(app)
-  const other = await app.inject({ method: 'POST', url: '/api/v1/orders', headers, payload: { items: [{ sku: 'KB-101', qty: 2 }] } })
+  const other = await createOrder(app, [{ sku: 'KB-101', qty: 2 }], headers)
   t.equal(other.statusCode, 422)
   t.equal(other.json().code, 'IDEMPOTENCY_KEY_REUSED')
   t.equal(await countOrders(app), before)
@@ -71,7 +71,7 @@ t.test('a stored 4xx outcome replays, and its attempt left nothing behind', asyn
   t.equal(first.statusCode, 422)
   t.equal(second.statusCode, 422)
   t.equal(second.headers['idempotent-replayed'], 'true')
-  // The same problem, but for the replaying request: its requestId names that request (issue 15).
+  // The same problem, but for the replaying request: its requestId names that request.
   const { requestId, ...replayed } = second.json()
   const { requestId: firstRequestId, ...original } = first.json()
   t.equal(requestId, second.headers['x-request-id'])

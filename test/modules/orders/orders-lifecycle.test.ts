@@ -1,12 +1,8 @@
 import t from 'tap'
-import { bearer, build } from '../../helper.ts'
+import { bearer, build, createOrder } from '../../helper.ts'
 
 const grace = bearer(2, 'orders:read orders:write')
 const alan = bearer(3, 'orders:read orders:write')
-
-async function createOrder(app: Awaited<ReturnType<typeof build>>, items: unknown, headers = grace) {
-  return app.inject({ method: 'POST', url: '/api/v1/orders', headers, payload: { items } })
-}
 
 t.test('POST /orders creates a pending order priced from the catalog, with Location and ETag', async (t) => {
   const app = await build(t)

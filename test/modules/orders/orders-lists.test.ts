@@ -1,5 +1,5 @@
 import t from 'tap'
-import { bearer, build } from '../../helper.ts'
+import { bearer, build, createOrder } from '../../helper.ts'
 
 const grace = bearer(2, 'orders:read orders:write')
 const admin = bearer(1, 'admin')
@@ -35,12 +35,7 @@ t.test('keyset pages see every surviving record exactly once while others are in
   const app = await build(t)
   const ids: number[] = []
   for (let i = 0; i < 7; i++) {
-    const created = await app.inject({
-      method: 'POST',
-      url: '/api/v1/orders',
-      headers: grace,
-      payload: { items: [{ sku: 'CB-404', qty: i + 1 }] },
-    })
+    const created = await createOrder(app, [{ sku: 'CB-404', qty: i + 1 }], grace)
     ids.push(created.json().id)
   }
   const seen: number[] = []
@@ -54,7 +49,7 @@ t.test('keyset pages see every surviving record exactly once while others are in
     if (pages === 0) {
       // Between pages: a new order arrives (newer than the cursor, so not on later pages) and an
       // unseen one is deleted.
-      await app.inject({ method: 'POST', url: '/api/v1/orders', headers: grace, payload: { items: [{ sku: 'CB-404', qty: 9 }] } })
+      await createOrder(app, [{ sku: 'CB-404', qty: 9 }], grace)
       await app.inject({ method: 'DELETE', url: `/api/v1/orders/${ids[0]}`, headers: grace })
       t.match(body.page.next, /^http:\/\/localhost\/api\/v1\/orders\?/)
       const next = new URL(body.page.next)

@@ -4,7 +4,7 @@
  * through Kysely's log hook; the outbox relay is off so its polling is not counted.
  */
 import t from 'tap'
-import { bearer, build } from '../../helper.ts'
+import { bearer, build, createOrder, gql } from '../../helper.ts'
 
 const grace = bearer(2, 'orders:read orders:write')
 const admin = bearer(1, 'admin')
@@ -22,17 +22,14 @@ async function setup(t: Parameters<typeof build>[0]) {
 
 t.test('GET /orders/{id} reads the order and its items in one statement, with the same body and ETag', async (t) => {
   const { app, count } = await setup(t)
-  const created = await app.inject({
-    method: 'POST',
-    url: '/api/v1/orders',
-    headers: grace,
-    payload: {
-      items: [
-        { sku: 'KB-101', qty: 2 },
-        { sku: 'MS-202', qty: 1 },
-      ],
-    },
-  })
+  const created = await createOrder(
+    app,
+    [
+      { sku: 'KB-101', qty: 2 },
+      { sku: 'MS-202', qty: 1 },
+    ],
+    grace,
+  )
   t.equal(created.statusCode, 201)
   const { response, statements } = await count(() =>
     app.inject({ method: 'GET', url: `/api/v1/orders/${created.json().id}`, headers: grace }),
@@ -56,21 +53,14 @@ t.test('GET /orders reads a page, its items and the total in one statement', asy
 t.test("User.orders(last: N) reads each user's recent orders with their items in one statement", async (t) => {
   const { app, count } = await setup(t)
   const query = '{ user(id: "2") { orders(last: 10) { id items { sku qty } } } }'
-  const { response, statements } = await count(() => app.inject({ method: 'POST', url: '/graphql', headers: grace, payload: { query } }))
+  const { response, statements } = await count(() => gql(app, query, grace))
   t.equal(response.statusCode, 200)
   const body = JSON.parse(response.body)
   t.notOk(body.errors)
   t.ok(body.data.user.orders.length >= 1)
   t.equal(statements, 1, "the user's statement reads its orders with their items (Query.user's plan)")
   // With their owner selected under them, the orders are User.orders' own statement.
-  const loaded = await count(() =>
-    app.inject({
-      method: 'POST',
-      url: '/graphql',
-      headers: grace,
-      payload: { query: '{ user(id: "2") { orders(last: 10) { id user { name } items { sku qty } } } }' },
-    }),
-  )
+  const loaded = await count(() => gql(app, '{ user(id: "2") { orders(last: 10) { id user { name } items { sku qty } } } }', grace))
   t.notOk(JSON.parse(loaded.response.body).errors)
   t.equal(loaded.statements, 2, 'the user, then the orders with their items and owners')
 })

@@ -4,14 +4,14 @@
  */
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { bearer, build } from '../../helper.ts'
+import { bearer, build, gql } from '../../helper.ts'
 import { toGlobalId } from '../../../src/graphql/global-id.ts'
 
 const ada = bearer(1, 'admin')
 const grace = bearer(2, '')
 
 async function graphql(app: FastifyInstance, headers: Record<string, string>, query: string, variables: Record<string, unknown> = {}) {
-  const response = await app.inject({ method: 'POST', url: '/graphql', headers, payload: { query, variables } })
+  const response = await gql(app, { query, variables }, headers)
   return response.json()
 }
 
