@@ -129,6 +129,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     seed: config.seed,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     pooled: config.databasePooled,
+    replicas: { urls: config.databaseReplicaUrls, maxLagMs: config.databaseReplicaMaxLagMs },
   })
   // Observability, before any route so that every route is measured and traced.
   await app.register(tracingPlugin, { config: config.tracing, spanExporter: options.spanExporter })

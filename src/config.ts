@@ -44,6 +44,10 @@ export interface AppConfig {
    * find out at start (createDatabase). Pooled costs a read outside a transaction three statements.
    */
   databasePooled: boolean | undefined
+  /** DATABASE_REPLICA_URLS: streaming replicas of DATABASE_URL that serve reads (decisions §15); empty: none. */
+  databaseReplicaUrls: string[]
+  /** DATABASE_REPLICA_MAX_LAG: a replica further behind than this serves nothing until it catches up. */
+  databaseReplicaMaxLagMs: number
   /** Whether this instance relays the event outbox (every instance listens for relayed events). */
   eventsRelay: boolean
   /**
@@ -205,6 +209,21 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw
 }
 
+/** DATABASE_REPLICA_URLS: comma-separated postgres:// URLs; replicas need a PostgreSQL primary (PGlite has none). */
+function replicaUrls(env: Env): string[] {
+  const raw = env.DATABASE_REPLICA_URLS?.trim()
+  if (raw === undefined || raw === '') return []
+  const urls = raw
+    .split(',')
+    .map((part) => url({ DATABASE_REPLICA_URLS: part.trim() }, 'DATABASE_REPLICA_URLS', ['postgres:', 'postgresql:']))
+  if (urls.some((each) => each === undefined))
+    throw new ConfigError('DATABASE_REPLICA_URLS', `must be comma-separated postgres:// URLs, got "${raw}"`)
+  const primary = env.DATABASE_URL ?? ''
+  if (env.DATABASE_URL !== undefined && !/^postgres(ql)?:/.test(primary))
+    throw new ConfigError('DATABASE_REPLICA_URLS', 'needs a PostgreSQL DATABASE_URL: PGlite has no replicas')
+  return urls.filter((each) => each !== undefined)
+}
+
 /** PUBLIC_URL: an absolute http(s) URL that can prefix `/api/v1`, so no query, fragment or credentials. */
 function publicUrl(env: Env): string | undefined {
   const raw = url(env, 'PUBLIC_URL', ['http:', 'https:'])
@@ -273,6 +292,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     seed: boolean(env, 'SEED', true),
     logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
     eventsRelay: boolean(env, 'EVENTS_RELAY', true),
+    databaseReplicaUrls: replicaUrls(env),
+    databaseReplicaMaxLagMs: duration(env, 'DATABASE_REPLICA_MAX_LAG', 5000, 100),
     databasePooled: env.DB_POOLED === undefined || env.DB_POOLED === '' ? undefined : boolean(env, 'DB_POOLED', false),
     shutdownDrainMs: duration(env, 'SHUTDOWN_DRAIN', 0, 0),
     eventsDatabaseUrl: env.EVENTS_DATABASE_URL === 'poll' ? false : url(env, 'EVENTS_DATABASE_URL', ['postgres:', 'postgresql:']),

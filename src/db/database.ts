@@ -2,7 +2,12 @@ import { PGlite } from '@electric-sql/pglite'
 import {
   Kysely,
   sql,
+  PostgresAdapter,
   PostgresDialect,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type Dialect,
+  type Driver,
   type LogEvent,
   type PostgresCursor,
   type PostgresPool,
@@ -80,6 +85,12 @@ export interface DatabaseHandle {
   observeQueries(listener: (event: LogEvent) => void): () => void
   /** PostgreSQL: how many times a request gave up waiting for a connection (metrics); 0 on PGlite. */
   connectTimeouts(): number
+  /**
+   * PostgreSQL: a Kysely driver on this pool (its deadline, prepared statements and timeouts), and
+   * a Kysely that runs through another driver with this handle's statement log: what read routing
+   * is built from (read-routing.ts). Undefined on PGlite, which has no replicas.
+   */
+  drivers: { driver(): Driver; through(driver: Driver): Kysely<Database> } | undefined
   close(): Promise<void>
 }
 
@@ -184,6 +195,10 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
       pglite: undefined,
       observeQueries,
       connectTimeouts: () => connectTimeouts,
+      drivers: {
+        driver: () => new PostgresDialect({ pool: checkouts }).createDriver(),
+        through: (driver) => new Kysely<Database>({ dialect: dialectThrough(driver), log }),
+      },
       close: async () => {
         // Ends the pool once every checkout is released, each within its budget…
         await db.destroy()
@@ -220,6 +235,7 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
     pglite,
     observeQueries,
     connectTimeouts: () => 0,
+    drivers: undefined,
     close: () => db.destroy(),
   }
 }
@@ -256,6 +272,16 @@ async function behindPooler(url: string, statementTimeoutMs: number, connectTime
  * Kysely's log hook, fanned out: the `onQuery` given at creation (tests count statements with it)
  * and the listeners added later through `observeQueries`. Kysely times each statement for it.
  */
+/** PostgreSQL's dialect with another driver (read-routing.ts). */
+function dialectThrough(driver: Driver): Dialect {
+  return {
+    createAdapter: () => new PostgresAdapter(),
+    createDriver: () => driver,
+    createQueryCompiler: () => new PostgresQueryCompiler(),
+    createIntrospector: (db) => new PostgresIntrospector(db),
+  }
+}
+
 function statementLog(onQuery: ((event: LogEvent) => void) | undefined) {
   const listeners = new Set<(event: LogEvent) => void>()
   if (onQuery) listeners.add(onQuery)

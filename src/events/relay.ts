@@ -3,7 +3,8 @@
  * the events channel, in one transaction (see relayOutboxBatch); then wakes this instance's
  * delivery and, with Redis, the other instances through it. It runs when a write NOTIFYs the
  * outbox channel, at start and every second, so events committed by an instance that died before
- * relaying are relayed by the next one.
+ * relaying are relayed by the next one. A reader of the event log that is faster than it numbers
+ * what it finds waiting itself, under the same lock (events.service.ts, decisions §13).
  */
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'

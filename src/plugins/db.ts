@@ -7,10 +7,14 @@
  * listener, the request that was using it answers 503 DATABASE_UNAVAILABLE, and the pool opens a
  * new connection for the next one (decisions §12).
  */
+import { AsyncLocalStorage } from 'node:async_hooks'
 import fp from 'fastify-plugin'
 import type { Kysely } from 'kysely'
 import { createDatabase, migrateToLatest, type DatabaseHandle } from '../db/database.ts'
 import { seedDemoData } from '../db/seed.ts'
+import { ReadRoutingDriver, type ReadScope } from '../db/read-routing.ts'
+import { createReplicaSet, type ReplicaSet } from '../db/replicas.ts'
+import { readYourWrites } from './read-your-writes.ts'
 import type { Database } from '../db/schema.ts'
 
 export interface DbPluginOptions {
@@ -22,12 +26,16 @@ export interface DbPluginOptions {
   statementTimeoutMs: number
   /** DB_POOLED: behind a pooler in transaction mode; undefined to find out. */
   pooled: boolean | undefined
+  /** DATABASE_REPLICA_URLS and DATABASE_REPLICA_MAX_LAG (decisions §15): none, an empty list. */
+  replicas: { urls: string[]; maxLagMs: number }
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     db: Kysely<Database>
     database: DatabaseHandle
+    /** The replicas reads may go to; undefined without DATABASE_REPLICA_URLS. */
+    replicas: ReplicaSet | undefined
   }
 }
 
@@ -58,7 +66,27 @@ export default fp<DbPluginOptions>(
       }
     }
     app.decorate('database', database)
-    app.decorate('db', database.db)
+    const { urls, maxLagMs } = options.replicas
+    if (urls.length === 0) {
+      // No replicas: app.db is the primary's own Kysely, and a read pays nothing for routing.
+      app.decorate('db', database.db)
+      app.decorate('replicas', undefined)
+      return
+    }
+    if (!database.drivers) throw new Error('DATABASE_REPLICA_URLS needs PostgreSQL: PGlite has no replicas (unset it, or set DATABASE_URL)')
+    const replicas = await createReplicaSet({
+      urls,
+      maxLagMs,
+      primary: database.background,
+      statementTimeoutMs: options.statementTimeoutMs,
+      pooled: database.pooled,
+      logger: app.log,
+    })
+    app.addHook('onClose', () => replicas.close())
+    const scopes = new AsyncLocalStorage<ReadScope>()
+    app.decorate('db', database.drivers.through(new ReadRoutingDriver(database.drivers.driver(), replicas, scopes)))
+    app.decorate('replicas', replicas)
+    readYourWrites(app, replicas, scopes, maxLagMs)
   },
-  { name: 'db' },
+  { name: 'db', dependencies: ['redis', 'auth'] },
 )

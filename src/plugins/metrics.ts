@@ -191,6 +191,40 @@ export default fp<MetricsOptions>(
         if (database.pool) this.set(database.pool.waitingCount)
       },
     })
+    // Replicas (decisions §15): absent without DATABASE_REPLICA_URLS.
+    const { replicas } = app
+    if (replicas) {
+      new Gauge({
+        name: 'db_replica_up',
+        help: '1 while a replica serves reads; 0 while it is down or lags past DATABASE_REPLICA_MAX_LAG.',
+        labelNames: ['replica', 'state'],
+        registers,
+        collect() {
+          this.reset()
+          for (const replica of replicas.status()) this.set({ replica: replica.name, state: replica.state }, replica.state === 'up' ? 1 : 0)
+        },
+      })
+      new Gauge({
+        name: 'db_replica_lag_seconds',
+        help: 'How far a replica was behind the primary at its last poll (absent before the first answer).',
+        labelNames: ['replica'],
+        registers,
+        collect() {
+          this.reset()
+          for (const replica of replicas.status()) if (replica.lagSeconds !== null) this.set({ replica: replica.name }, replica.lagSeconds)
+        },
+      })
+      new Counter({
+        name: 'db_read_statements_total',
+        help: 'Read statements of read requests, by the server that was picked for them (primary or a replica).',
+        labelNames: ['server'],
+        registers,
+        collect() {
+          this.reset()
+          for (const [server, count] of Object.entries(replicas.reads())) this.inc({ server }, count)
+        },
+      })
+    }
     // Counters kept elsewhere, read at scrape time.
     new Counter({
       name: 'db_connect_timeouts_total',

@@ -30,7 +30,7 @@ export const POSTGRES_BIN_DIR = '/usr/lib/postgresql/15/bin'
 /** The migrated, seeded database of a cluster; cloneDatabase copies its template. */
 const DATABASE = 'api'
 /** How long pg_ctl waits for the server to start or stop. */
-const PG_CTL_WAIT_SECONDS = '30'
+export const PG_CTL_WAIT_SECONDS = '30'
 
 type Teardown = { teardown(fn: () => unknown): void }
 
@@ -74,7 +74,7 @@ function asOwner(command: string, args: string[]): [string, string[]] {
   return process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', path, ...args]] : [path, args]
 }
 
-async function owned(command: string, args: string[]): Promise<void> {
+export async function owned(command: string, args: string[]): Promise<void> {
   const [file, fileArgs] = asOwner(command, args)
   try {
     await run(file, fileArgs)

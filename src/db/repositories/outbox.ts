@@ -63,7 +63,7 @@ export async function recordEvent<Topic extends EventTopic>(
 
 /** The advisory lock that makes one relay at a time. */
 export const RELAY_LOCK = 4_242_002
-const RELAY_BATCH = 100
+export const RELAY_BATCH = 100
 
 export interface RelayedBatch {
   /** How many events this call relayed (0 also when another relay held the lock). */
@@ -77,12 +77,17 @@ export interface RelayedBatch {
  * them published, then NOTIFYs the events channel; all in the caller's transaction, which must
  * commit before another relay can take the lock. Because the advisory lock is released only after
  * the commit is visible, seqs become visible in increasing order: a reader that sees seq N sees
- * every smaller seq that will ever exist. One relay at a time across instances; a relay that finds
- * the lock taken returns at once (the holder will relay what is waiting).
+ * every smaller seq that will ever exist. One relay at a time across instances. The background
+ * relay finds the lock taken and returns at once (the holder will relay what is waiting); a reader
+ * that found committed events without a seq (`wait`) waits for the lock instead, because the holder
+ * may have begun before those events committed (decisions §13).
  */
-export async function relayOutboxBatch(trx: Executor): Promise<RelayedBatch> {
-  const locked = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${RELAY_LOCK}) as locked`.execute(trx)
-  if (!locked.rows[0]?.locked) return { count: 0, lastSeq: undefined }
+export async function relayOutboxBatch(trx: Executor, options: { wait?: boolean } = {}): Promise<RelayedBatch> {
+  if (options.wait) await sql`select pg_advisory_xact_lock(${RELAY_LOCK})`.execute(trx)
+  else {
+    const locked = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${RELAY_LOCK}) as locked`.execute(trx)
+    if (!locked.rows[0]?.locked) return { count: 0, lastSeq: undefined }
+  }
   // nextval runs over the ids as the ordered subquery yields them, so seq follows id within a batch.
   const relayed = await sql<{ seq: number }>`
     with batch as materialized (

@@ -4,16 +4,18 @@
  * (event-visibility.ts). The list, the stream, GraphQL subscriptions' `after` and webhooks all read
  * it through `readAfter`, so they see the same events in the same order.
  */
+import type { Kysely } from 'kysely'
 import type { Event, EventType } from '../../contract-types.ts'
 import type { DeliverableEvent, EventPayloads } from '../../db/repositories/outbox.ts'
-import { prunedThrough } from '../../db/repositories/outbox.ts'
+import { prunedThrough, RELAY_BATCH, relayOutboxBatch } from '../../db/repositories/outbox.ts'
+import type { Database } from '../../db/schema.ts'
 import { ApiError, badRequest, type ProblemLocation, validationFailed } from '../../errors.ts'
 import type { Caller } from '../../auth/caller.ts'
 import type { Page } from '../../pagination/page.ts'
 import { resumePosition } from '../../pagination/cursor.ts'
 import type { ServiceDependencies } from '../service-dependencies.ts'
 import { audienceOf, type EventAudience } from './event-visibility.ts'
-import { visibleEventsAfter } from './events.repository.ts'
+import { readEventLog } from './events.repository.ts'
 
 export const EVENT_TYPES = [
   'order.created',
@@ -88,6 +90,17 @@ export interface EventsRead {
   complete: boolean
 }
 
+/**
+ * Numbers every event committed so far, waiting for the relay's lock (see relayOutboxBatch), batch
+ * by batch until a batch is not full. The NOTIFY of each batch wakes live delivery as the relay's does.
+ */
+async function relayCommittedEvents(db: Kysely<Database>): Promise<void> {
+  for (;;) {
+    const batch = await db.transaction().execute((trx) => relayOutboxBatch(trx, { wait: true }))
+    if (batch.count < RELAY_BATCH) return
+  }
+}
+
 export function createEventsService({ db, cursors }: Pick<ServiceDependencies, 'db' | 'cursors'>) {
   /**
    * The events `audience` may see after seq `after`, oldest first, of `types` (all when
@@ -111,7 +124,16 @@ export function createEventsService({ db, cursors }: Pick<ServiceDependencies, '
     after: number,
     options: { types?: readonly EventType[] | undefined; limit: number },
   ): Promise<{ rows: DeliverableEvent[]; lastSeq: number; complete: boolean }> {
-    const rows = await visibleEventsAfter(db, audience, { after, types: options.types, limit: options.limit })
+    const query = { after, types: options.types, limit: options.limit }
+    let read = await readEventLog(db, audience, query)
+    if (read.unrelayed) {
+      // Committed events the relay has not numbered yet, perhaps this caller's own write: number
+      // them here, under the relay's lock, and read again, so that a write's events are in the log
+      // by the time its answer was sent (decisions §13). A read that finds none pays nothing more.
+      await relayCommittedEvents(db)
+      read = await readEventLog(db, audience, query)
+    }
+    const rows = read.events
     const horizon = await prunedThrough(db)
     if (after !== START_OF_LOG && after < horizon) throw eventsExpired(after, horizon)
     return { rows, lastSeq: rows.at(-1)?.seq ?? after, complete: rows.length < options.limit }

@@ -46,6 +46,8 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
       )
     }
     const redis = app.redis ? { redis: await redisStatus(app.redis) } : {}
-    return { status: 'ready', database: app.database.kind, ...redis }
+    // A replica down or lagging leaves this instance ready: its reads go to the primary (decisions §15).
+    const replicas = app.replicas ? { replicas: app.replicas.status() } : {}
+    return { status: 'ready', database: app.database.kind, ...redis, ...replicas }
   })
 }
