@@ -85,7 +85,7 @@ export async function createReplicaSet(options: ReplicaSetOptions) {
   let closed = false
 
   const position = async (): Promise<bigint> => {
-    const result = await sql<{ position: string }>`select pg_current_wal_lsn()::text as position`.execute(primary)
+    const result = await sql<{ position: string }>`select pg_current_wal_insert_lsn()::text as position`.execute(primary)
     const parsed = parsePosition(result.rows[0]?.position ?? '')
     if (parsed === undefined) throw new Error('the primary named no WAL position')
     return parsed

@@ -5,7 +5,7 @@
  * - a REST request other than GET and HEAD is pinned to the primary from its start; a GET, and a
  *   GraphQL request until it turns out to be a mutation, may read from a replica;
  * - a request that wrote answers with `Read-After-LSN`: the primary's WAL position after its commit
- *   (`pg_current_wal_lsn()`, one statement on the primary, only when replicas are configured), and
+ *   (`pg_current_wal_insert_lsn()`, one statement on the primary, only when replicas are configured), and
  *   the position is remembered for its caller (Redis when REDIS_URL is set, this instance's memory
  *   otherwise) for as long as a replica may lag, DATABASE_REPLICA_MAX_LAG and two polls;
  * - a read is served by a replica only if it has replayed the larger of the caller's remembered
