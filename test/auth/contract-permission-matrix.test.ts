@@ -131,6 +131,8 @@ const restNotRun: Record<string, string> = {
   deleteWebhookEndpoint: "the owner's rule only (test/modules/webhooks)",
   listWebhookDeliveries: "the owner's rule only (test/modules/webhooks)",
   retryWebhookDelivery: "the owner's rule only (test/modules/webhooks)",
+  listWebhookDeliveryAttempts: "the owner's rule only (test/modules/webhooks)",
+  createEventStreamTicket: 'any valid token, no scope (test/modules/events/stream-tickets.test.ts)',
 }
 
 interface GraphqlRecipe extends Recipe {

@@ -49,6 +49,8 @@ t.test('the manifest: method, URL, media types, body, authentication, scopes, de
     path: '/orders',
     url: '/api/v1/orders',
     authenticated: true,
+    // No credential in the query string: only the event stream takes one (its ticket).
+    queryCredential: null,
     scopes: ['orders:write'],
     requestBodyRequired: true,
     requestMediaTypes: ['application/json'],
