@@ -174,7 +174,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(mcpRoutes, {
     publicUrl: config.publicUrl,
     corsOrigins: config.corsOrigins,
-    contracts: { openApiYaml: served.yaml, graphqlSdl: contracts.graphqlSdl },
+    contracts: {
+      get openApiYaml() {
+        return served.yaml
+      },
+      graphqlSdl: contracts.graphqlSdl,
+    },
     version: typeof info === 'object' && info !== null && 'version' in info ? String(info.version) : 'unknown',
   })
   await app.register(eventsPlugin, { relay: config.eventsRelay, listenUrl: config.eventsDatabaseUrl, events: config.events })

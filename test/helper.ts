@@ -11,7 +11,7 @@ import { Redis } from 'ioredis'
 import { buildApp } from '../src/app.ts'
 import { createTokenSigner } from '../src/auth/tokens.ts'
 import { loadConfig, type AppConfig } from '../src/config.ts'
-import type { Contracts } from '../src/contracts.ts'
+import { loadContracts, type Contracts } from '../src/contracts.ts'
 import { createDatabase, type DatabaseHandle } from '../src/db/database.ts'
 import { contractViolations } from './contract-validator.ts'
 import { createServerDatabase, dropServerDatabase, loadPgliteTemplate, postgresUrl, templateDatabaseName } from './setup/templates.ts'
@@ -90,6 +90,9 @@ export interface BuildOptions extends TestDatabaseOptions {
   contracts?: Contracts
 }
 
+/** The contracts as they are, read and parsed once per test process (buildApp reads them only). */
+let contractsAsTheyAre: Contracts | undefined
+
 /**
  * The app of one test. Every response under /api/v1 that the test receives through inject is
  * checked against openapi.yaml, errors included; a violation fails the test that received it.
@@ -100,7 +103,7 @@ export async function build(t: Teardown, options: BuildOptions = {}): Promise<Fa
     config: testConfig(options.env),
     database,
     ...(options.loggerStream ? { loggerStream: options.loggerStream } : {}),
-    ...(options.contracts ? { contracts: options.contracts } : {}),
+    contracts: options.contracts ?? (contractsAsTheyAre ??= loadContracts()),
   })
   t.teardown(() => app.close())
   if (!options.uncheckedResponses && t.fail) checkResponsesAgainstContract(app, t.fail.bind(t))

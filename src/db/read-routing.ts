@@ -58,7 +58,11 @@ class RoutedConnection implements DatabaseConnection {
   inner: DatabaseConnection | undefined
   replica: string | undefined
 
-  constructor(private readonly routing: ReadRoutingDriver) {}
+  private readonly routing: ReadRoutingDriver
+
+  constructor(routing: ReadRoutingDriver) {
+    this.routing = routing
+  }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (!this.inner) await this.routing.bind(this, query.sql)
@@ -85,11 +89,15 @@ class RoutedConnection implements DatabaseConnection {
 export class ReadRoutingDriver implements Driver {
   readonly readOnly = readOnlyClassifier()
 
-  constructor(
-    private readonly primary: Driver,
-    private readonly replicas: ReplicaSet,
-    private readonly scopes: AsyncLocalStorage<ReadScope>,
-  ) {}
+  private readonly primary: Driver
+  private readonly replicas: ReplicaSet
+  private readonly scopes: AsyncLocalStorage<ReadScope>
+
+  constructor(primary: Driver, replicas: ReplicaSet, scopes: AsyncLocalStorage<ReadScope>) {
+    this.primary = primary
+    this.replicas = replicas
+    this.scopes = scopes
+  }
 
   async init(): Promise<void> {
     await this.primary.init()

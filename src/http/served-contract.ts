@@ -11,7 +11,8 @@ import type { Contracts } from '../contracts.ts'
 export interface ServedContract {
   document: Record<string, unknown>
   json: string
-  yaml: string
+  /** Built on first read: re-printing the YAML costs more than the rest of the contract's setup. */
+  readonly yaml: string
 }
 
 export function servedServers(publicUrl: string | undefined): Array<{ url: string; description: string }> {
@@ -23,8 +24,20 @@ export function servedServers(publicUrl: string | undefined): Array<{ url: strin
 export function servedContract(contracts: Contracts, publicUrl: string | undefined): ServedContract {
   const servers = servedServers(publicUrl)
   const document = { ...contracts.openApiDocument, servers }
-  // The YAML keeps the file's comments, order and layout; only the `servers` node is replaced.
-  const yaml = parseDocument(contracts.openApiYaml)
+  let yaml: string | undefined
+  return {
+    document,
+    json: JSON.stringify(document),
+    get yaml() {
+      yaml ??= servedYaml(contracts.openApiYaml, servers)
+      return yaml
+    },
+  }
+}
+
+/** The file's YAML with its comments, order and layout; only the `servers` node is replaced. */
+function servedYaml(openApiYaml: string, servers: Array<{ url: string; description: string }>): string {
+  const yaml = parseDocument(openApiYaml)
   yaml.set('servers', yaml.createNode(servers))
-  return { document, json: JSON.stringify(document), yaml: yaml.toString({ lineWidth: 0 }) }
+  return yaml.toString({ lineWidth: 0 })
 }

@@ -35,7 +35,8 @@ export function mcpResources(app: FastifyInstance, contracts: { openApiYaml: str
       title: 'The REST contract (OpenAPI 3.1), as served',
       description: 'Every REST operation, its parameters, bodies, answers and problems; each tool is one of its operations.',
       mimeType: 'application/yaml',
-      text: contracts.openApiYaml,
+      // Read when asked for: the served YAML is built on first use (http/served-contract.ts).
+      text: () => contracts.openApiYaml,
     },
     {
       uri: 'api://contracts/schema.graphql',
@@ -43,7 +44,7 @@ export function mcpResources(app: FastifyInstance, contracts: { openApiYaml: str
       title: 'The GraphQL contract (SDL)',
       description: 'The GraphQL schema served at /graphql, over the same records and rules as the REST contract.',
       mimeType: 'application/graphql',
-      text: contracts.graphqlSdl,
+      text: () => contracts.graphqlSdl,
     },
   ]
   const eventsDescription =
@@ -65,7 +66,7 @@ export function mcpResources(app: FastifyInstance, contracts: { openApiYaml: str
     readsRest: (uri) => uri === EVENTS_URI || uri.startsWith(`${EVENTS_URI}?`),
     async read(uri, caller) {
       const document = documents.find((candidate) => candidate.uri === uri)
-      if (document) return { contents: [{ uri, mimeType: document.mimeType, text: document.text }] }
+      if (document) return { contents: [{ uri, mimeType: document.mimeType, text: document.text() }] }
       if (!(uri === EVENTS_URI || uri.startsWith(`${EVENTS_URI}?`))) throw new McpError(RESOURCE_NOT_FOUND, `No resource ${uri}.`, { uri })
       const query = new URLSearchParams(uri.slice(EVENTS_URI.length + 1))
       const unknown = [...query.keys()].filter((key) => !EVENTS_PARAMETERS.includes(key))
