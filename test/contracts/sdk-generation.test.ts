@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
  * openapi.yaml serves SDK generators as it is: clients generated with
  * @hey-api/openapi-ts and orval, from the file on disk (no network), plus a small program per

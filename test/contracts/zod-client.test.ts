@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
  * openapi-zod-client reads only `application/json` bodies unless told otherwise, so from openapi.yaml it
  * types every RFC 9457 problem (`application/problem+json`) as `z.void()`. With the media-type
