@@ -115,6 +115,7 @@ export default fp<EventsPluginOptions>(
       feed,
       heartbeatMs: options.events.streamHeartbeatMs,
       maxPerCaller: options.events.maxStreamsPerCaller,
+      stallTimeoutMs: options.events.streamStallTimeoutMs,
       log: app.log,
     })
     app.decorate('eventStreams', streams)
