@@ -166,7 +166,7 @@ export function createEventStreams(options: EventStreamsOptions) {
           resolve()
         }
         const stall = setTimeout(() => {
-          log.info({ lastEventId: event.id, stallTimeoutMs: options.stallTimeoutMs }, 'event stream cut: its reader stopped reading')
+          log.info({ writing: event.id, stallTimeoutMs: options.stallTimeoutMs }, 'event stream cut: its reader stopped reading')
           done()
           close()
           // What the kernel and the socket still hold is not sent: the reader resumes after what it got.
