@@ -24,6 +24,10 @@ const SKIP = !postgresUrl()
     ? false
     : (privateClusterUnavailable() ?? false)
 
+// A private cluster's start and a 15 s freeze take a minute or two on a loaded 2-core machine,
+// longer than the suite's per-file default.
+t.setTimeout(300_000)
+
 /** How long the database stays frozen: past the listener's heartbeat timeout and a few reconnections. */
 const FREEZE_MS = 15_000
 

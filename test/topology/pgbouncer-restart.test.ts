@@ -22,6 +22,10 @@ const SKIP = !postgresUrl()
     ? false
     : (privateClusterUnavailable() ?? pgbouncerUnavailable() ?? false)
 
+// A private cluster, a PgBouncer, the service and a restart take a minute or two on a loaded
+// 2-core machine, longer than the suite's per-file default.
+t.setTimeout(300_000)
+
 /** What docs/operations.md ("Behind PgBouncer and a load balancer") recommends. */
 const RESTART_SETTINGS = ['server_login_retry = 1', 'server_connect_timeout = 5']
 

@@ -9,6 +9,9 @@ import { bearer, build } from '../../helper.ts'
 import { ADA, GRACE, listIds, logEnd, post, serve } from './event-helpers.ts'
 import { openStream } from './sse-client.ts'
 
+// A few MB of articles written and read twice can pass the suite's per-file default on a loaded machine.
+t.setTimeout(300_000)
+
 /** Near the contract's largest article body, so that a few hundred events fill the socket's buffers. */
 const BODY = 'x'.repeat(90_000)
 
