@@ -68,7 +68,7 @@ export interface AppConfig {
   }
   /** Webhook deliveries (decisions §13). */
   webhooks: {
-    /** Whether target URLs may be http and resolve to loopback, private or link-local addresses (development and tests). */
+    /** Whether target URLs may be http and resolve to addresses that are not global unicast: loopback, private, link-local, special-purpose (development and tests). */
     allowPrivate: boolean
     /** How long one attempt may take before it counts as failed. */
     timeoutMs: number
