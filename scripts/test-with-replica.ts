@@ -14,9 +14,11 @@
  * does; fsync stays off.
  *
  *   npm run test:replica                                   test/modules/ and test/graphql/
- *   npm run test:replica -- --jobs=1 test/modules/orders   tap's own arguments and files
+ *   npm run test:replica -- --jobs=1 test/modules/orders   tap options (as --name=value) and test files or directories
  */
 import { spawn } from 'node:child_process'
+import { readdirSync, statSync } from 'node:fs'
+import { join } from 'node:path'
 import { startPrivateCluster } from '../test/faults/private-cluster.ts'
 import { startPrivateReplica } from '../test/faults/private-replica.ts'
 import { withDatabase } from '../test/setup/templates.ts'
@@ -36,8 +38,18 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => void stop().then(() => process.exit(130)))
 }
 
-const args = process.argv.slice(2)
-const named = args.some((arg) => !arg.startsWith('-'))
+/** tap takes test files, not directories: a directory stands for the test files under it. */
+const testFiles = (path: string): string[] =>
+  statSync(path).isDirectory()
+    ? readdirSync(path, { recursive: true, encoding: 'utf8' })
+        .filter((file) => file.endsWith('.test.ts'))
+        .sort()
+        .map((file) => join(path, file))
+    : [path]
+const given = process.argv.slice(2)
+const options = given.filter((arg) => arg.startsWith('-'))
+const named = given.filter((arg) => !arg.startsWith('-'))
+const files = (named.length > 0 ? named : DEFAULT_DIRECTORIES).flatMap(testFiles)
 const started = performance.now()
 let exitCode = 1
 try {
@@ -53,7 +65,7 @@ try {
   await replica.caughtUp()
   const ready = ((performance.now() - started) / 1000).toFixed(1)
   console.error(`test:replica: primary on port ${primary.port}, streaming replica caught up (${ready} s)`)
-  const tap = spawn('npx', ['tap', ...args, ...(named ? [] : DEFAULT_DIRECTORIES)], {
+  const tap = spawn('npx', ['tap', ...options, ...files], {
     stdio: 'inherit',
     env: {
       ...process.env,
