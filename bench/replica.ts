@@ -182,12 +182,14 @@ export async function runReplicaBench(options: ReplicaBenchOptions): Promise<Rep
       if (response.status >= 300) throw new Error(`${init.method ?? 'GET'} ${url}: ${response.status} ${body.slice(0, 300)}`)
       return { ms: performance.now() - started, body, headers: response.headers }
     }
-    for (const setup of ['primary', 'replica'] as const) {
-      const base = `${servers[setup].baseUrl}/api/v1`
-      const creates: number[] = []
-      const readsAfter: number[] = []
-      const readsWithout: number[] = []
-      for (let pair = 0; pair < options.pairs; pair++) {
+    const samples = {
+      primary: { creates: [] as number[], readsAfter: [] as number[], readsWithout: [] as number[] },
+      replica: { creates: [] as number[], readsAfter: [] as number[], readsWithout: [] as number[] },
+    }
+    // Pair by pair, the two setups in turn, so that drift in the machine's load hits both alike.
+    for (let pair = 0; pair < options.pairs; pair++) {
+      for (const setup of ['primary', 'replica'] as const) {
+        const base = `${servers[setup].baseUrl}/api/v1`
         const created = await timed(`${base}/orders`, {
           method: 'POST',
           headers: { ...writer, 'content-type': 'application/json' },
@@ -200,15 +202,17 @@ export async function runReplicaBench(options: ReplicaBenchOptions): Promise<Rep
         const without = await timed(`${base}/orders/${orderId}`, { headers: reader })
         if (pair >= 10) {
           // The first pairs warm the connections up.
-          creates.push(created.ms)
-          readsAfter.push(after.ms)
-          readsWithout.push(without.ms)
+          samples[setup].creates.push(created.ms)
+          samples[setup].readsAfter.push(after.ms)
+          samples[setup].readsWithout.push(without.ms)
         }
       }
+    }
+    for (const setup of ['primary', 'replica'] as const) {
       results.readYourWrites[setup] = {
-        createMs: round2(median(creates)),
-        readAfterWriteMs: round2(median(readsAfter)),
-        readWithoutWriteMs: round2(median(readsWithout)),
+        createMs: round2(median(samples[setup].creates)),
+        readAfterWriteMs: round2(median(samples[setup].readsAfter)),
+        readWithoutWriteMs: round2(median(samples[setup].readsWithout)),
       }
       log(`read-your-writes on ${setup}: ${JSON.stringify(results.readYourWrites[setup])}`)
     }
@@ -246,7 +250,7 @@ export function renderReplicaMarkdown(results: ReplicaBenchResults): string {
   }
   lines.push(
     '',
-    `Read-your-writes (sequential, one connection, ${results.settings.pairs} pairs less 10 of warm-up, medians in ms): a caller creates an order and reads it back at once, sending its Read-After-LSN (with a replica that read goes to the primary unless the replica has replayed the write); then another caller, who wrote nothing, reads an order of the data set (from the replica).`,
+    `Read-your-writes (sequential, one connection, ${results.settings.pairs} pairs less 10 of warm-up, the two setups in turn, medians in ms): a caller creates an order and reads it back at once, sending its Read-After-LSN (with a replica that read goes to the primary unless the replica has replayed the write); then another caller, who wrote nothing, reads an order of the data set (from the replica).`,
     '',
     '| Setup | create | read right after the own write | read by a caller with no write |',
     '|---|---|---|---|',
