@@ -13,6 +13,11 @@
  *                                      (bench/analysis.md when it exists; '' for none)
  *   --report-only                      latest.md again from <out>/latest.json (same --note, --analysis)
  *   --profile <dir>                    CPU profiles of each server in <dir>/<server>/ (node --cpu-prof)
+ *   --replica                          instead: the read scenarios through one streaming replica beside
+ *                                      the primary-only service, on a private primary and replica it
+ *                                      starts (bench/replica.ts; needs PostgreSQL 15's binaries, not
+ *                                      DATABASE_URL); writes <out>/replica.json and replica.md.
+ *                                      --pairs 200: its create-then-read pairs
  */
 import { existsSync } from 'node:fs'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
@@ -20,6 +25,7 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { type BenchOptions, type BenchResults, runBench } from './harness.ts'
 import { ensurePeersInstalled } from './peer-install.ts'
+import { renderReplicaMarkdown, runReplicaBench } from './replica.ts'
 import { renderMarkdown } from './report.ts'
 import type { ScenarioId } from './scenarios.ts'
 import { FULL_DATA_SET, TINY_DATA_SET } from './seed.ts'
@@ -42,6 +48,8 @@ const { values } = parseArgs({
     profile: { type: 'string' },
     'report-only': { type: 'boolean', default: false },
     peers: { type: 'boolean', default: true },
+    replica: { type: 'boolean', default: false },
+    pairs: { type: 'string', default: '200' },
   },
 })
 
@@ -81,7 +89,21 @@ const analysis = analysisFile ? await readFile(analysisFile, 'utf8') : undefined
 const jsonFile = path.join(values.out, 'latest.json')
 const markdownFile = path.join(values.out, 'latest.md')
 
-if (values['report-only']) {
+if (values.replica) {
+  const results = await runReplicaBench({
+    size: values.size === 'full' ? FULL_DATA_SET : TINY_DATA_SET,
+    rounds: options.rounds,
+    durationSeconds: options.durationSeconds,
+    warmupSeconds: options.warmupSeconds,
+    connections: options.connections,
+    pairs: positive('pairs', values.pairs, 20),
+    log: (line) => console.log(line),
+  })
+  await mkdir(values.out, { recursive: true })
+  await writeFile(path.join(values.out, 'replica.json'), `${JSON.stringify(results, null, 2)}\n`)
+  await writeFile(path.join(values.out, 'replica.md'), renderReplicaMarkdown(results))
+  console.log(`wrote ${path.join(values.out, 'replica.json')} and replica.md`)
+} else if (values['report-only']) {
   // latest.md again from the run already in latest.json (after the analysis or the note changed).
   // The file is one this program wrote from a BenchResults.
   const results: BenchResults = JSON.parse(await readFile(jsonFile, 'utf8'))

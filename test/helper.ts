@@ -8,13 +8,21 @@ import type { FastifyInstance, InjectOptions } from 'fastify'
 import type { Response as LightMyRequestResponse } from 'light-my-request'
 import type { LogEvent } from 'kysely'
 import { Redis } from 'ioredis'
+import pg from 'pg'
 import { buildApp } from '../src/app.ts'
 import { createTokenSigner } from '../src/auth/tokens.ts'
 import { loadConfig, type AppConfig } from '../src/config.ts'
 import { loadContracts, type Contracts } from '../src/contracts.ts'
 import { createDatabase, type DatabaseHandle } from '../src/db/database.ts'
 import { contractViolations } from './contract-validator.ts'
-import { createServerDatabase, dropServerDatabase, loadPgliteTemplate, postgresUrl, templateDatabaseName } from './setup/templates.ts'
+import {
+  createServerDatabase,
+  dropServerDatabase,
+  loadPgliteTemplate,
+  postgresUrl,
+  templateDatabaseName,
+  withDatabase,
+} from './setup/templates.ts'
 
 export const TEST_JWT_SECRET = 'test-secret-0123456789abcdef0123456789abcdef'
 
@@ -99,15 +107,79 @@ let contractsAsTheyAre: Contracts | undefined
  */
 export async function build(t: Teardown, options: BuildOptions = {}): Promise<FastifyInstance> {
   const database = options.database ?? (await createTestDatabase(t, options))
+  const replica = readReplica(database, options.env)
+  // The test's database has reached the replica before the app opens its pool there.
+  if (replica) await replica.caughtUp()
   const app = await buildApp({
-    config: testConfig(options.env),
+    config: testConfig(replica ? { DATABASE_REPLICA_URLS: replica.url, ...options.env } : options.env),
     database,
     ...(options.loggerStream ? { loggerStream: options.loggerStream } : {}),
     contracts: options.contracts ?? (contractsAsTheyAre ??= loadContracts()),
   })
   t.teardown(() => app.close())
+  if (replica) readThroughReplica(app, replica)
   if (!options.uncheckedResponses && t.fail) checkResponsesAgainstContract(app, t.fail.bind(t))
   return app
+}
+
+/**
+ * The streaming replica of DATABASE_URL's server that `npm run test:replica` starts
+ * (scripts/test-with-replica.ts), as TEST_DATABASE_REPLICA_URL; its pools, opened once per test
+ * process, let the process exit when idle.
+ */
+let replicaPools: { primary: pg.Pool; replica: pg.Pool } | undefined
+
+interface ReadReplica {
+  /** The replica's copy of the test's database: the app's DATABASE_REPLICA_URLS. */
+  url: string
+  /** Resolves once the replica has replayed every commit the primary had flushed when this was called. */
+  caughtUp(): Promise<void>
+}
+
+function readReplica(database: DatabaseHandle, env: Record<string, string> | undefined): ReadReplica | undefined {
+  const server = process.env.TEST_DATABASE_REPLICA_URL
+  const primaryServer = postgresUrl()
+  // A test that configures replicas itself (test/db/read-replicas.test.ts) keeps its own.
+  if (!server || !primaryServer || database.kind !== 'postgres' || !database.url || env?.DATABASE_REPLICA_URLS !== undefined)
+    return undefined
+  replicaPools ??= {
+    primary: new pg.Pool({ connectionString: primaryServer, max: 2, allowExitOnIdle: true }),
+    replica: new pg.Pool({ connectionString: server, max: 2, allowExitOnIdle: true }),
+  }
+  const pools = replicaPools
+  return {
+    url: withDatabase(server, new URL(database.url).pathname.slice(1)),
+    async caughtUp() {
+      // The primary commits synchronously in that run: every commit so far is at or before its flush position.
+      const flushed = (await pools.primary.query<{ lsn: string }>('select pg_current_wal_flush_lsn()::text as lsn')).rows[0]?.lsn
+      const deadline = Date.now() + 10_000
+      for (;;) {
+        const replayed = await pools.replica.query<{ caught: boolean }>('select pg_last_wal_replay_lsn() >= $1::pg_lsn as caught', [
+          flushed,
+        ])
+        if (replayed.rows[0]?.caught) return
+        if (Date.now() > deadline) throw new Error(`the replica did not replay ${flushed} within 10 s`)
+        await new Promise((resolve) => setTimeout(resolve, 2))
+      }
+    },
+  }
+}
+
+/**
+ * Under `npm run test:replica`: the app reads through the replica, and every request waits first
+ * until the replica has replayed every commit so far. The service itself lets the replica lag
+ * behind other callers' writes and a test's direct writes to its database (decisions §15); a test
+ * written for one database expects them. Read-your-writes itself is test/db/read-replicas.test.ts.
+ */
+function readThroughReplica(app: FastifyInstance, replica: ReadReplica): void {
+  const state = app.replicas?.status()[0]?.state
+  if (state !== 'up') throw new Error(`the test's read replica ${replica.url} is ${state ?? 'not configured'}, not up`)
+  const inject = app.inject.bind(app) as (options: InjectOptions | string) => Promise<LightMyRequestResponse>
+  const afterReplay = async (options: InjectOptions | string): Promise<LightMyRequestResponse> => {
+    await replica.caughtUp()
+    return inject(options)
+  }
+  ;(app as unknown as { inject: typeof afterReplay }).inject = afterReplay
 }
 
 function checkResponsesAgainstContract(app: FastifyInstance, fail: (message: string) => void): void {

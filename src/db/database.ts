@@ -202,8 +202,12 @@ export async function createDatabase(options: DatabaseOptions): Promise<Database
       close: async () => {
         // Ends the pool once every checkout is released, each within its budget…
         await db.destroy()
-        // …and the connections it ended are seen off, or cut when the server does not answer.
+        // …if `db` ever ran a statement: with replicas every statement goes through `drivers`
+        // (read-routing.ts), so the pool is ended here too, and nothing can check out from it again.
+        const ending = pool.ending ? undefined : pool.end()
+        // The connections it ended are seen off, or cut when the server does not answer.
         await Promise.all([...open].map((client) => endClient(client, CLOSE_WAIT_MS)))
+        await ending
       },
     }
   }

@@ -2,7 +2,7 @@
  * Request-level GraphQL problems (decisions §12): a POST body that is not one GraphQL request —
  * malformed JSON, no or a non-JSON Content-Type, a JSON array, no or a non-string `query`, a
  * non-object `variables`, `__proto__` in the JSON, a body over 1 MiB, a persisted-query hash that
- * does not match its query — is 400 `BAD_REQUEST`, never INTERNAL_SERVER_ERROR, and is logged
+ * does not match its query, a `Read-After-LSN` that is no WAL position — is 400 `BAD_REQUEST`, never INTERNAL_SERVER_ERROR, and is logged
  * below error level. Mercurius reads the body before our resolvers exist, so some of these reach
  * it as Fastify or Mercurius errors (mapped by `requestProblem`); the shape of the body is checked
  * here before Mercurius' own schema sees it, so that each problem gets a message that names it.
@@ -12,6 +12,7 @@
 import type { FastifyRequest } from 'fastify'
 import { GraphQLError, parse } from 'graphql'
 import { ApiError } from '../errors.ts'
+import { READ_AFTER_HEADER, readAfterProblem } from '../plugins/read-your-writes.ts'
 import { nestingProblem } from './document-nesting.ts'
 
 export const badGraphqlRequest = (detail: string) => new ApiError('BAD_REQUEST', detail)
@@ -150,6 +151,9 @@ export function refuseMalformedRequests() {
       // (Mercurius would answer PERSISTED_QUERY_NOT_FOUND "Unknown query", as if a hash had been sent).
       throw badGraphqlRequest(MISSING_GET_QUERY)
     }
+    // A malformed read position is refused, as REST refuses it on a read (decisions §15), with or without replicas.
+    const readAfter = readAfterProblem(request.headers[READ_AFTER_HEADER])
+    if (readAfter) throw badGraphqlRequest(readAfter)
     // A POST's body, a GET's (or HEAD's) query string.
     const unparsable = documentTextProblem(request.method === 'POST' ? request.body : request.query, nesting)
     if (unparsable) throw unparsable

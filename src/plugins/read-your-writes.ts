@@ -10,7 +10,8 @@
  *   otherwise) for as long as a replica may lag, DATABASE_REPLICA_MAX_LAG and two polls;
  * - a read is served by a replica only if it has replayed the larger of the caller's remembered
  *   position and a `Read-After-LSN` the client sent; otherwise by the primary, at once (no wait).
- * A `Read-After-LSN` that is not a WAL position is ignored: it can only ask for fresher reads.
+ * A `Read-After-LSN` that is not a WAL position never gets here: it is 400, with or without replicas
+ * (REST: VALIDATION_FAILED by the contract's pattern; GraphQL: BAD_REQUEST by readAfterProblem, at its edge).
  */
 import type { AsyncLocalStorage } from 'node:async_hooks'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
@@ -68,6 +69,15 @@ function callerMemory(redis: Redis | undefined, ttlMs: number, failedOpen: (feat
       return undefined
     },
   }
+}
+
+/**
+ * What is wrong with a sent `Read-After-LSN`, or undefined (none sent, or a WAL position): GraphQL's
+ * check of the rule the contract states for REST reads (openapi.yaml, components/parameters/ReadAfterLsn).
+ */
+export function readAfterProblem(sent: string | string[] | undefined): string | undefined {
+  if (sent === undefined || (typeof sent === 'string' && parsePosition(sent.trim()) !== undefined)) return undefined
+  return 'Read-After-LSN must be a WAL position such as 16/B374D848, sent back as a write answered it.'
 }
 
 function sentPosition(request: FastifyRequest): bigint | undefined {

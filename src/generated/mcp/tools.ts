@@ -81,6 +81,11 @@ export const restTools: RestTool[] = [
         "If-None-Match": {
           "type": "string",
           "description": "ETags the client has, weak (`W/\"…\"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body."
+        },
+        "Read-After-LSN": {
+          "type": "string",
+          "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$",
+          "description": "Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing."
         }
       },
       "additionalProperties": false
@@ -120,6 +125,10 @@ export const restTools: RestTool[] = [
       },
       {
         "name": "If-None-Match",
+        "in": "header"
+      },
+      {
+        "name": "Read-After-LSN",
         "in": "header"
       }
     ]
@@ -240,6 +249,11 @@ export const restTools: RestTool[] = [
         "If-None-Match": {
           "type": "string",
           "description": "ETags the client has, weak (`W/\"…\"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body."
+        },
+        "Read-After-LSN": {
+          "type": "string",
+          "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$",
+          "description": "Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing."
         }
       },
       "required": [
@@ -266,6 +280,10 @@ export const restTools: RestTool[] = [
       },
       {
         "name": "If-None-Match",
+        "in": "header"
+      },
+      {
+        "name": "Read-After-LSN",
         "in": "header"
       }
     ]
@@ -595,6 +613,11 @@ export const restTools: RestTool[] = [
         "If-None-Match": {
           "type": "string",
           "description": "ETags the client has, weak (`W/\"…\"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body."
+        },
+        "Read-After-LSN": {
+          "type": "string",
+          "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$",
+          "description": "Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing."
         }
       },
       "required": [
@@ -629,6 +652,10 @@ export const restTools: RestTool[] = [
       },
       {
         "name": "If-None-Match",
+        "in": "header"
+      },
+      {
+        "name": "Read-After-LSN",
         "in": "header"
       }
     ]
@@ -890,6 +917,11 @@ export const restTools: RestTool[] = [
         "If-None-Match": {
           "type": "string",
           "description": "ETags the client has, weak (`W/\"…\"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body."
+        },
+        "Read-After-LSN": {
+          "type": "string",
+          "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$",
+          "description": "Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing."
         }
       },
       "additionalProperties": false
@@ -921,6 +953,10 @@ export const restTools: RestTool[] = [
       },
       {
         "name": "If-None-Match",
+        "in": "header"
+      },
+      {
+        "name": "Read-After-LSN",
         "in": "header"
       }
     ]
@@ -1010,6 +1046,11 @@ export const restTools: RestTool[] = [
         "If-None-Match": {
           "type": "string",
           "description": "ETags the client has, weak (`W/\"…\"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body."
+        },
+        "Read-After-LSN": {
+          "type": "string",
+          "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$",
+          "description": "Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing."
         }
       },
       "required": [
@@ -1036,6 +1077,10 @@ export const restTools: RestTool[] = [
       },
       {
         "name": "If-None-Match",
+        "in": "header"
+      },
+      {
+        "name": "Read-After-LSN",
         "in": "header"
       }
     ]
@@ -1298,6 +1343,11 @@ export const restTools: RestTool[] = [
         "If-None-Match": {
           "type": "string",
           "description": "ETags the client has, weak (`W/\"…\"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body."
+        },
+        "Read-After-LSN": {
+          "type": "string",
+          "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$",
+          "description": "Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing."
         }
       },
       "required": [
@@ -1332,6 +1382,10 @@ export const restTools: RestTool[] = [
       },
       {
         "name": "If-None-Match",
+        "in": "header"
+      },
+      {
+        "name": "Read-After-LSN",
         "in": "header"
       }
     ]
@@ -1427,6 +1481,11 @@ export const restTools: RestTool[] = [
         "If-None-Match": {
           "type": "string",
           "description": "ETags the client has, weak (`W/\"…\"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body."
+        },
+        "Read-After-LSN": {
+          "type": "string",
+          "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$",
+          "description": "Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing."
         }
       },
       "additionalProperties": false
@@ -1454,6 +1513,10 @@ export const restTools: RestTool[] = [
       },
       {
         "name": "If-None-Match",
+        "in": "header"
+      },
+      {
+        "name": "Read-After-LSN",
         "in": "header"
       }
     ]
@@ -1540,6 +1603,11 @@ export const restTools: RestTool[] = [
         "If-None-Match": {
           "type": "string",
           "description": "ETags the client has, weak (`W/\"…\"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body."
+        },
+        "Read-After-LSN": {
+          "type": "string",
+          "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$",
+          "description": "Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing."
         }
       },
       "required": [
@@ -1566,6 +1634,10 @@ export const restTools: RestTool[] = [
       },
       {
         "name": "If-None-Match",
+        "in": "header"
+      },
+      {
+        "name": "Read-After-LSN",
         "in": "header"
       }
     ]
@@ -1628,6 +1700,11 @@ export const restTools: RestTool[] = [
         "If-None-Match": {
           "type": "string",
           "description": "ETags the client has, weak (`W/\"…\"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body."
+        },
+        "Read-After-LSN": {
+          "type": "string",
+          "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$",
+          "description": "Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing."
         }
       },
       "required": [
@@ -1671,6 +1748,10 @@ export const restTools: RestTool[] = [
       {
         "name": "If-None-Match",
         "in": "header"
+      },
+      {
+        "name": "Read-After-LSN",
+        "in": "header"
       }
     ]
   },
@@ -1702,6 +1783,11 @@ export const restTools: RestTool[] = [
         "If-None-Match": {
           "type": "string",
           "description": "ETags the client has, weak (`W/\"…\"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body."
+        },
+        "Read-After-LSN": {
+          "type": "string",
+          "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$",
+          "description": "Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing."
         }
       },
       "additionalProperties": false
@@ -1729,6 +1815,10 @@ export const restTools: RestTool[] = [
       },
       {
         "name": "If-None-Match",
+        "in": "header"
+      },
+      {
+        "name": "Read-After-LSN",
         "in": "header"
       }
     ]
@@ -1838,6 +1928,11 @@ export const restTools: RestTool[] = [
         "If-None-Match": {
           "type": "string",
           "description": "ETags the client has, weak (`W/\"…\"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body."
+        },
+        "Read-After-LSN": {
+          "type": "string",
+          "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$",
+          "description": "Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing."
         }
       },
       "additionalProperties": false
@@ -1869,6 +1964,10 @@ export const restTools: RestTool[] = [
       },
       {
         "name": "If-None-Match",
+        "in": "header"
+      },
+      {
+        "name": "Read-After-LSN",
         "in": "header"
       }
     ]
@@ -1949,6 +2048,11 @@ export const restTools: RestTool[] = [
           "minLength": 1,
           "maxLength": 512,
           "description": "Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400."
+        },
+        "Read-After-LSN": {
+          "type": "string",
+          "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$",
+          "description": "Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing."
         }
       },
       "additionalProperties": false
@@ -1969,6 +2073,10 @@ export const restTools: RestTool[] = [
       {
         "name": "cursor",
         "in": "query"
+      },
+      {
+        "name": "Read-After-LSN",
+        "in": "header"
       }
     ]
   },
@@ -2043,6 +2151,11 @@ export const restTools: RestTool[] = [
           "minimum": 1,
           "maximum": 2147483647,
           "description": "The webhook endpoint's id, a canonical decimal integer."
+        },
+        "Read-After-LSN": {
+          "type": "string",
+          "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$",
+          "description": "Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing."
         }
       },
       "required": [
@@ -2062,6 +2175,10 @@ export const restTools: RestTool[] = [
       {
         "name": "id",
         "in": "path"
+      },
+      {
+        "name": "Read-After-LSN",
+        "in": "header"
       }
     ]
   },
@@ -2126,6 +2243,11 @@ export const restTools: RestTool[] = [
           "minLength": 1,
           "maxLength": 512,
           "description": "Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400."
+        },
+        "Read-After-LSN": {
+          "type": "string",
+          "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$",
+          "description": "Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing."
         }
       },
       "required": [
@@ -2153,6 +2275,10 @@ export const restTools: RestTool[] = [
       {
         "name": "cursor",
         "in": "query"
+      },
+      {
+        "name": "Read-After-LSN",
+        "in": "header"
       }
     ]
   },
@@ -2189,6 +2315,11 @@ export const restTools: RestTool[] = [
           "minLength": 1,
           "maxLength": 512,
           "description": "Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400."
+        },
+        "Read-After-LSN": {
+          "type": "string",
+          "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$",
+          "description": "Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing."
         }
       },
       "required": [
@@ -2221,6 +2352,10 @@ export const restTools: RestTool[] = [
       {
         "name": "cursor",
         "in": "query"
+      },
+      {
+        "name": "Read-After-LSN",
+        "in": "header"
       }
     ]
   },

@@ -103,6 +103,10 @@ export const operations = {
         "properties": {
           "if-none-match": {
             "type": "string"
+          },
+          "read-after-lsn": {
+            "type": "string",
+            "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"
           }
         },
         "additionalProperties": true
@@ -349,6 +353,10 @@ export const operations = {
         "properties": {
           "if-none-match": {
             "type": "string"
+          },
+          "read-after-lsn": {
+            "type": "string",
+            "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"
           }
         },
         "additionalProperties": true
@@ -952,6 +960,10 @@ export const operations = {
         "properties": {
           "if-none-match": {
             "type": "string"
+          },
+          "read-after-lsn": {
+            "type": "string",
+            "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"
           }
         },
         "additionalProperties": true
@@ -1586,6 +1598,10 @@ export const operations = {
         "properties": {
           "if-none-match": {
             "type": "string"
+          },
+          "read-after-lsn": {
+            "type": "string",
+            "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"
           }
         },
         "additionalProperties": true
@@ -1830,6 +1846,10 @@ export const operations = {
         "properties": {
           "if-none-match": {
             "type": "string"
+          },
+          "read-after-lsn": {
+            "type": "string",
+            "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"
           }
         },
         "additionalProperties": true
@@ -2396,6 +2416,10 @@ export const operations = {
         "properties": {
           "if-none-match": {
             "type": "string"
+          },
+          "read-after-lsn": {
+            "type": "string",
+            "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"
           }
         },
         "additionalProperties": true
@@ -2683,6 +2707,10 @@ export const operations = {
         "properties": {
           "if-none-match": {
             "type": "string"
+          },
+          "read-after-lsn": {
+            "type": "string",
+            "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"
           }
         },
         "additionalProperties": true
@@ -2927,6 +2955,10 @@ export const operations = {
         "properties": {
           "if-none-match": {
             "type": "string"
+          },
+          "read-after-lsn": {
+            "type": "string",
+            "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"
           }
         },
         "additionalProperties": true
@@ -3096,6 +3128,10 @@ export const operations = {
         "properties": {
           "if-none-match": {
             "type": "string"
+          },
+          "read-after-lsn": {
+            "type": "string",
+            "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"
           }
         },
         "additionalProperties": true
@@ -3228,6 +3264,10 @@ export const operations = {
         "properties": {
           "if-none-match": {
             "type": "string"
+          },
+          "read-after-lsn": {
+            "type": "string",
+            "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"
           }
         },
         "additionalProperties": true
@@ -3480,6 +3520,10 @@ export const operations = {
         "properties": {
           "if-none-match": {
             "type": "string"
+          },
+          "read-after-lsn": {
+            "type": "string",
+            "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"
           }
         },
         "additionalProperties": true
@@ -3608,6 +3652,10 @@ export const operations = {
           "last-event-id": {
             "type": "string",
             "pattern": "^(0|[1-9][0-9]{0,14})$"
+          },
+          "read-after-lsn": {
+            "type": "string",
+            "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"
           }
         },
         "additionalProperties": true
@@ -3968,6 +4016,16 @@ export const operations = {
         },
         "additionalProperties": false
       },
+      "headers": {
+        "type": "object",
+        "properties": {
+          "read-after-lsn": {
+            "type": "string",
+            "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"
+          }
+        },
+        "additionalProperties": true
+      },
       "response": {
         "200": {
           "content": {
@@ -4171,6 +4229,16 @@ export const operations = {
           "id"
         ],
         "additionalProperties": false
+      },
+      "headers": {
+        "type": "object",
+        "properties": {
+          "read-after-lsn": {
+            "type": "string",
+            "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"
+          }
+        },
+        "additionalProperties": true
       },
       "response": {
         "200": {
@@ -4414,6 +4482,16 @@ export const operations = {
         },
         "additionalProperties": false
       },
+      "headers": {
+        "type": "object",
+        "properties": {
+          "read-after-lsn": {
+            "type": "string",
+            "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"
+          }
+        },
+        "additionalProperties": true
+      },
       "response": {
         "200": {
           "content": {
@@ -4554,6 +4632,16 @@ export const operations = {
           }
         },
         "additionalProperties": false
+      },
+      "headers": {
+        "type": "object",
+        "properties": {
+          "read-after-lsn": {
+            "type": "string",
+            "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"
+          }
+        },
+        "additionalProperties": true
       },
       "response": {
         "200": {

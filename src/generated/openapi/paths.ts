@@ -1755,6 +1755,11 @@ export interface components {
         IfMatch: string;
         /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
         IfNoneMatch: string;
+        /**
+         * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
+         * @example 16/B374D848
+         */
+        ReadAfterLsn: string;
     };
     requestBodies: never;
     headers: {
@@ -1791,6 +1796,8 @@ export interface components {
         RateLimitPolicy: string;
         /** @description The current state, IETF draft form: `"default";r=<remaining>;t=<seconds to reset>`. */
         RateLimit: string;
+        /** @description Sent when the server has read replicas and this request wrote: the primary's WAL position at or past this write's commit (`16/B374D848`). Send it back as the `Read-After-LSN` request header on later reads to read this write (or newer) whichever instance or replica serves them. */
+        ReadAfterLsn: string;
     };
     pathItems: never;
 }
@@ -1815,6 +1822,11 @@ export interface operations {
             header?: {
                 /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
+                 * @example 16/B374D848
+                 */
+                "Read-After-LSN"?: components["parameters"]["ReadAfterLsn"];
             };
             path?: never;
             cookie?: never;
@@ -1922,6 +1934,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Read-After-LSN": components["headers"]["ReadAfterLsn"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1973,6 +1986,11 @@ export interface operations {
             header?: {
                 /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
+                 * @example 16/B374D848
+                 */
+                "Read-After-LSN"?: components["parameters"]["ReadAfterLsn"];
             };
             path: {
                 /** @description The order's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another order. */
@@ -2077,6 +2095,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Read-After-LSN": components["headers"]["ReadAfterLsn"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2145,6 +2164,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Read-After-LSN": components["headers"]["ReadAfterLsn"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2213,6 +2233,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Read-After-LSN": components["headers"]["ReadAfterLsn"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2266,6 +2287,11 @@ export interface operations {
             header?: {
                 /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
+                 * @example 16/B374D848
+                 */
+                "Read-After-LSN"?: components["parameters"]["ReadAfterLsn"];
             };
             path: {
                 /** @description The order's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another order. */
@@ -2354,6 +2380,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Read-After-LSN": components["headers"]["ReadAfterLsn"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2434,6 +2461,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Read-After-LSN": components["headers"]["ReadAfterLsn"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2514,6 +2542,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Read-After-LSN": components["headers"]["ReadAfterLsn"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2574,6 +2603,11 @@ export interface operations {
             header?: {
                 /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
+                 * @example 16/B374D848
+                 */
+                "Read-After-LSN"?: components["parameters"]["ReadAfterLsn"];
             };
             path?: never;
             cookie?: never;
@@ -2661,6 +2695,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Read-After-LSN": components["headers"]["ReadAfterLsn"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2700,6 +2735,11 @@ export interface operations {
             header?: {
                 /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
+                 * @example 16/B374D848
+                 */
+                "Read-After-LSN"?: components["parameters"]["ReadAfterLsn"];
             };
             path: {
                 /** @description The article's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another article. */
@@ -2784,6 +2824,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Read-After-LSN": components["headers"]["ReadAfterLsn"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2838,6 +2879,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Read-After-LSN": components["headers"]["ReadAfterLsn"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2895,6 +2937,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Read-After-LSN": components["headers"]["ReadAfterLsn"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2939,6 +2982,11 @@ export interface operations {
             header?: {
                 /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
+                 * @example 16/B374D848
+                 */
+                "Read-After-LSN"?: components["parameters"]["ReadAfterLsn"];
             };
             path: {
                 /** @description The article's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another article. */
@@ -3028,6 +3076,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Read-After-LSN": components["headers"]["ReadAfterLsn"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3072,6 +3121,11 @@ export interface operations {
             header?: {
                 /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
+                 * @example 16/B374D848
+                 */
+                "Read-After-LSN"?: components["parameters"]["ReadAfterLsn"];
             };
             path?: never;
             cookie?: never;
@@ -3163,6 +3217,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Read-After-LSN": components["headers"]["ReadAfterLsn"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3200,6 +3255,11 @@ export interface operations {
             header?: {
                 /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
+                 * @example 16/B374D848
+                 */
+                "Read-After-LSN"?: components["parameters"]["ReadAfterLsn"];
             };
             path: {
                 /** @description The user's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another user. */
@@ -3265,6 +3325,11 @@ export interface operations {
             header?: {
                 /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
+                 * @example 16/B374D848
+                 */
+                "Read-After-LSN"?: components["parameters"]["ReadAfterLsn"];
             };
             path: {
                 /** @description The user's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another user. */
@@ -3345,6 +3410,11 @@ export interface operations {
             header?: {
                 /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
+                 * @example 16/B374D848
+                 */
+                "Read-After-LSN"?: components["parameters"]["ReadAfterLsn"];
             };
             path?: never;
             cookie?: never;
@@ -3429,6 +3499,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Read-After-LSN": components["headers"]["ReadAfterLsn"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3471,6 +3542,11 @@ export interface operations {
             header?: {
                 /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
+                 * @example 16/B374D848
+                 */
+                "Read-After-LSN"?: components["parameters"]["ReadAfterLsn"];
             };
             path?: never;
             cookie?: never;
@@ -3488,6 +3564,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Read-After-LSN": components["headers"]["ReadAfterLsn"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3559,6 +3636,11 @@ export interface operations {
             header?: {
                 /** @description The id of the last event received (EventSource sends it when it reconnects); the stream resumes after it. Wins over `after`. */
                 "Last-Event-ID"?: components["parameters"]["LastEventId"];
+                /**
+                 * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
+                 * @example 16/B374D848
+                 */
+                "Read-After-LSN"?: components["parameters"]["ReadAfterLsn"];
             };
             path?: never;
             cookie?: never;
@@ -3619,6 +3701,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Read-After-LSN": components["headers"]["ReadAfterLsn"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3731,7 +3814,13 @@ export interface operations {
                 /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
                 cursor?: components["parameters"]["Cursor"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
+                 * @example 16/B374D848
+                 */
+                "Read-After-LSN"?: components["parameters"]["ReadAfterLsn"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3813,6 +3902,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Read-After-LSN": components["headers"]["ReadAfterLsn"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3850,7 +3940,13 @@ export interface operations {
     getWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
+                 * @example 16/B374D848
+                 */
+                "Read-After-LSN"?: components["parameters"]["ReadAfterLsn"];
+            };
             path: {
                 /** @description The webhook endpoint's id, a canonical decimal integer. */
                 id: components["parameters"]["WebhookEndpointId"];
@@ -3920,6 +4016,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Read-After-LSN": components["headers"]["ReadAfterLsn"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3945,7 +4042,13 @@ export interface operations {
                 /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
                 cursor?: components["parameters"]["Cursor"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
+                 * @example 16/B374D848
+                 */
+                "Read-After-LSN"?: components["parameters"]["ReadAfterLsn"];
+            };
             path: {
                 /** @description The webhook endpoint's id, a canonical decimal integer. */
                 id: components["parameters"]["WebhookEndpointId"];
@@ -4010,7 +4113,13 @@ export interface operations {
                 /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
                 cursor?: components["parameters"]["Cursor"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
+                 * @example 16/B374D848
+                 */
+                "Read-After-LSN"?: components["parameters"]["ReadAfterLsn"];
+            };
             path: {
                 /** @description The webhook endpoint's id, a canonical decimal integer. */
                 id: components["parameters"]["WebhookEndpointId"];
@@ -4095,6 +4204,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Read-After-LSN": components["headers"]["ReadAfterLsn"];
                     [name: string]: unknown;
                 };
                 content: {
