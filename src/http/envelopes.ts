@@ -5,8 +5,36 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Page } from '../pagination/page.ts'
 import type { JsonText } from '../db/json-text.ts'
-import { etagOf, etagOfVersion } from '../plugins/http-caching.ts'
+import { addVary, etagOf, etagOfVersion } from '../plugins/http-caching.ts'
+import { ApiError } from '../errors.ts'
 import { baseUrl } from './locations.ts'
+
+/**
+ * The media type of sparse answers (decisions §16): a `fields=` request is answered in it, and
+ * only when its Accept names it, so that `application/json` always means the full records and a
+ * generated client's plain call is typed with them.
+ */
+export const SPARSE_MEDIA_TYPE = 'application/vnd.contract-api.sparse+json'
+
+/** Whether an Accept header names the sparse media type (with a q above 0); wildcards do not count. */
+export function acceptsSparse(accept: string | undefined): boolean {
+  if (accept === undefined || !accept.includes(SPARSE_MEDIA_TYPE)) return false
+  return accept.split(',').some((range) => {
+    const [type, ...parameters] = range.split(';')
+    if (type?.trim().toLowerCase() !== SPARSE_MEDIA_TYPE) return false
+    const q = parameters.map((parameter) => /^\s*q\s*=\s*([0-9.]+)\s*$/i.exec(parameter)?.[1]).find((value) => value !== undefined)
+    return q === undefined || Number(q) > 0
+  })
+}
+
+/** Refuses a `fields=` request whose Accept does not name the sparse media type (406, nothing read). */
+export function requireSparseAccept(fields: unknown, accept: string | undefined): void {
+  if (fields === undefined || acceptsSparse(accept)) return
+  throw new ApiError(
+    'SPARSE_NOT_ACCEPTABLE',
+    `fields= answers part of each record, in ${SPARSE_MEDIA_TYPE}: send Accept: ${SPARSE_MEDIA_TYPE} with it (application/json is always the full record).`,
+  )
+}
 
 /** The same request with a new cursor: every other query parameter is kept as it was sent. */
 export function nextPageUrl(request: FastifyRequest, publicUrl: string | undefined, cursor: string | null): string | null {
@@ -29,11 +57,13 @@ export function pick<T extends object>(record: T, fields: readonly string[] | un
 }
 
 /**
- * Sends records reduced by `fields`. The contract's response schemas require every field, so a
- * sparse answer bypasses the compiled serializer; its values come from the same API objects.
+ * Sends records reduced by `fields`, in the sparse media type (varying on Accept, which chose it).
+ * The contract's full schemas require every field, so a sparse answer bypasses the compiled
+ * serializer; its values come from the same API objects.
  */
 export function sendSparse(reply: FastifyReply, body: unknown): FastifyReply {
-  return reply.type('application/json; charset=utf-8').serializer(JSON.stringify).send(body)
+  addVary(reply, 'Accept')
+  return reply.type(`${SPARSE_MEDIA_TYPE}; charset=utf-8`).serializer(JSON.stringify).send(body)
 }
 
 /** One record: with its ETag when complete, reduced and re-tagged by the payload when sparse. */

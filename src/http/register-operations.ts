@@ -11,6 +11,7 @@ import { ApiError, validationFailed } from '../errors.ts'
 import { requireCaller } from '../plugins/auth.ts'
 import { unstorableTextErrors } from './validation.ts'
 import type { DeprecatedOperation } from '../plugins/deprecation.ts'
+import { SPARSE_MEDIA_TYPE, requireSparseAccept } from './envelopes.ts'
 
 type ParametersOf<K extends OperationId> = ContractOperations[K]['parameters']
 /** An absent part (openapi-typescript's `?: never`) as an object with no properties. */
@@ -58,6 +59,18 @@ function mediaType(contentType: string | undefined): string | undefined {
   return contentType?.split(';')[0]?.trim().toLowerCase()
 }
 
+/** Whether the contract answers the operation's 200 in the sparse media type too (it takes `fields=`). */
+function answersSparse(schema: object): boolean {
+  const content: unknown = 'response' in schema ? (schema.response as { 200?: { content?: object } })[200]?.content : undefined
+  return typeof content === 'object' && content !== null && SPARSE_MEDIA_TYPE in content
+}
+
+/** After validation (a malformed fields= is 400 first): fields= needs Accept to name the sparse media type. */
+function sparseAcceptHook(request: FastifyRequest<{ Querystring: { fields?: string } }>, _reply: FastifyReply, done: () => void): void {
+  requireSparseAccept(request.query.fields, request.headers.accept)
+  done()
+}
+
 function hasBody(request: FastifyRequest): boolean {
   const length = request.headers['content-length']
   return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined
@@ -84,6 +97,8 @@ function registerOperation<K extends OperationId>(
   app.route<OperationRequest<K>>({
     // Only a deprecated operation gets this hook (its headers, count and log line): the others pay nothing.
     ...(deprecated ? { onRequest: app.deprecation.operationHook(deprecated) } : {}),
+    // Only the operations that take fields= get this hook.
+    ...(answersSparse(operation.schema) ? { preHandler: sparseAcceptHook } : {}),
     method: operation.method,
     url: operation.url,
     schema: operation.schema,

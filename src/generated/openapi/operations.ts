@@ -25,6 +25,13 @@ import {
   ProductSchema,
   ProductCreateSchema,
   ProductPageSchema,
+  SparseArticlePageSchema,
+  SparseCommentListSchema,
+  SparseOrderItemListSchema,
+  SparseOrderPageSchema,
+  SparseProductPageSchema,
+  SparseUserOrderListSchema,
+  SparseUserPageSchema,
   UserSchema,
   UserCreateSchema,
   UserOrderListSchema,
@@ -112,12 +119,18 @@ export const operations = {
           "content": {
             "application/json": {
               "schema": OrderPageSchema
+            },
+            "application/vnd.contract-api.sparse+json": {
+              "schema": SparseOrderPageSchema
             }
           }
         },
         "400": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -126,12 +139,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "403": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -140,12 +159,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -154,12 +179,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -168,12 +199,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -222,12 +259,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -236,12 +279,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "406": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -250,12 +299,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "409": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -264,12 +319,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -278,12 +339,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -292,12 +359,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -357,6 +430,9 @@ export const operations = {
         "200": {
           "content": {
             "application/json": {
+              "schema": OrderSchema
+            },
+            "application/vnd.contract-api.sparse+json": {
               "schema": {
                 "description": "The full Order, or the part of it that `fields=` named.",
                 "oneOf": [
@@ -371,12 +447,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -385,12 +467,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -399,12 +487,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -413,12 +507,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -427,6 +527,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -434,12 +537,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -500,12 +609,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -514,12 +629,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -528,12 +649,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -542,12 +669,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "412": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -556,12 +689,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "414": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -570,12 +709,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "422": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -584,6 +729,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -591,12 +739,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -658,12 +812,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -672,12 +832,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -686,12 +852,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -700,12 +872,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "412": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -714,12 +892,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "414": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -728,12 +912,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "422": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -742,6 +932,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -749,12 +942,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -805,12 +1004,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -819,12 +1024,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -833,12 +1044,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -847,12 +1064,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "412": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -861,12 +1084,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -875,6 +1104,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -882,12 +1114,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -961,12 +1199,18 @@ export const operations = {
           "content": {
             "application/json": {
               "schema": OrderItemListSchema
+            },
+            "application/vnd.contract-api.sparse+json": {
+              "schema": SparseOrderItemListSchema
             }
           }
         },
         "400": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -975,12 +1219,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "403": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -989,12 +1239,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "406": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1003,12 +1259,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "414": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1017,12 +1279,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1031,12 +1299,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1103,12 +1377,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1117,12 +1397,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1131,12 +1417,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1145,12 +1437,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "412": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1159,12 +1457,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "414": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1173,12 +1477,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "422": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1187,6 +1497,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -1194,12 +1507,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1266,12 +1585,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1280,12 +1605,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1294,12 +1625,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1308,12 +1645,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "412": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1322,12 +1665,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "414": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1336,12 +1685,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "422": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1350,6 +1705,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -1357,12 +1715,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1429,12 +1793,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1443,12 +1813,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1457,12 +1833,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1471,12 +1853,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "412": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1485,12 +1873,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "414": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1499,12 +1893,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "422": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1513,6 +1913,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -1520,12 +1923,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1595,12 +2004,18 @@ export const operations = {
           "content": {
             "application/json": {
               "schema": ArticlePageSchema
+            },
+            "application/vnd.contract-api.sparse+json": {
+              "schema": SparseArticlePageSchema
             }
           }
         },
         "400": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1609,12 +2024,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "403": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1623,12 +2044,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1637,12 +2064,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1651,12 +2084,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1705,12 +2144,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1719,12 +2164,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "406": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1733,12 +2184,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "409": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1747,12 +2204,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1761,12 +2224,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1775,12 +2244,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1838,6 +2313,9 @@ export const operations = {
         "200": {
           "content": {
             "application/json": {
+              "schema": ArticleSchema
+            },
+            "application/vnd.contract-api.sparse+json": {
               "schema": {
                 "description": "The full Article, or the part of it that `fields=` named.",
                 "oneOf": [
@@ -1852,12 +2330,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1866,12 +2350,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1880,12 +2370,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1894,12 +2390,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1908,6 +2410,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -1915,12 +2420,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1981,12 +2492,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1995,12 +2512,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2009,12 +2532,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2023,12 +2552,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "413": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2037,12 +2572,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2051,6 +2592,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -2058,12 +2602,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2125,12 +2675,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2139,12 +2695,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2153,12 +2715,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2167,12 +2735,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "413": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2181,12 +2755,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2195,6 +2775,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -2202,12 +2785,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2258,12 +2847,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2272,12 +2867,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2286,12 +2887,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2300,12 +2907,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "414": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2314,12 +2927,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2328,12 +2947,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2405,12 +3030,18 @@ export const operations = {
           "content": {
             "application/json": {
               "schema": CommentListSchema
+            },
+            "application/vnd.contract-api.sparse+json": {
+              "schema": SparseCommentListSchema
             }
           }
         },
         "400": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2419,12 +3050,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "403": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2433,12 +3070,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "406": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2447,12 +3090,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "414": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2461,12 +3110,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2475,12 +3130,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2544,12 +3205,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2558,12 +3225,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2572,12 +3245,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2586,12 +3265,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "413": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2600,12 +3285,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2614,12 +3305,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2628,12 +3325,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2692,12 +3395,18 @@ export const operations = {
           "content": {
             "application/json": {
               "schema": UserPageSchema
+            },
+            "application/vnd.contract-api.sparse+json": {
+              "schema": SparseUserPageSchema
             }
           }
         },
         "400": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2706,12 +3415,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "403": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2720,12 +3435,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2734,12 +3455,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2748,12 +3475,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2802,12 +3535,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2816,12 +3555,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "406": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2830,12 +3575,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "409": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2844,12 +3595,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2858,12 +3615,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2872,12 +3635,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2935,6 +3704,9 @@ export const operations = {
         "200": {
           "content": {
             "application/json": {
+              "schema": UserSchema
+            },
+            "application/vnd.contract-api.sparse+json": {
               "schema": {
                 "description": "The full User, or the part of it that `fields=` named.",
                 "oneOf": [
@@ -2949,12 +3721,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2963,12 +3741,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2977,12 +3761,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2991,12 +3781,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3005,6 +3801,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -3012,12 +3811,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3105,12 +3910,18 @@ export const operations = {
           "content": {
             "application/json": {
               "schema": UserOrderListSchema
+            },
+            "application/vnd.contract-api.sparse+json": {
+              "schema": SparseUserOrderListSchema
             }
           }
         },
         "400": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3119,12 +3930,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "403": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3133,12 +3950,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "406": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3147,12 +3970,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "414": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3161,12 +3990,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3175,12 +4010,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3237,12 +4078,18 @@ export const operations = {
           "content": {
             "application/json": {
               "schema": ProductPageSchema
+            },
+            "application/vnd.contract-api.sparse+json": {
+              "schema": SparseProductPageSchema
             }
           }
         },
         "400": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3251,12 +4098,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "403": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3265,12 +4118,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3279,12 +4138,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3293,12 +4158,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3347,12 +4218,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3361,12 +4238,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "406": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3375,12 +4258,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "409": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3389,12 +4278,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3403,12 +4298,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3417,12 +4318,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3496,12 +4403,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3510,12 +4423,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3524,12 +4443,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "414": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3538,12 +4463,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3552,12 +4483,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3627,12 +4564,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3641,12 +4584,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3655,12 +4604,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "414": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3669,12 +4624,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3683,12 +4644,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3720,12 +4687,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3734,12 +4707,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3748,12 +4727,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "414": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3762,12 +4747,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3776,12 +4767,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3815,12 +4812,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "406": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3829,12 +4832,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3843,6 +4852,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -3850,12 +4862,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3889,12 +4907,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "406": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3903,12 +4927,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3917,6 +4947,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -3924,12 +4957,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3980,12 +5019,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3994,12 +5039,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "406": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4008,12 +5059,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4022,6 +5079,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -4029,12 +5089,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4069,12 +5135,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4083,12 +5155,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "406": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4097,12 +5175,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "413": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4111,12 +5195,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "422": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4125,6 +5215,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -4132,12 +5225,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4184,12 +5283,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4198,12 +5303,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4212,12 +5323,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4226,12 +5343,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4240,6 +5363,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -4247,12 +5373,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4292,12 +5424,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4306,12 +5444,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4320,12 +5464,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4334,12 +5484,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4348,6 +5504,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -4355,12 +5514,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4426,12 +5591,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4440,12 +5611,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4454,12 +5631,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4468,12 +5651,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4482,6 +5671,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -4489,12 +5681,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4567,12 +5765,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4581,12 +5785,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4595,12 +5805,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4609,12 +5825,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4623,6 +5845,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -4630,12 +5855,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4689,12 +5920,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4703,12 +5940,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4717,12 +5960,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4731,12 +5980,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "414": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4745,12 +6000,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4759,12 +6020,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
