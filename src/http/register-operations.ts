@@ -11,7 +11,7 @@ import { ApiError, validationFailed } from '../errors.ts'
 import { requireCaller } from '../plugins/auth.ts'
 import { unstorableTextErrors } from './validation.ts'
 import type { DeprecatedOperation } from '../plugins/deprecation.ts'
-import { SPARSE_MEDIA_TYPE, requireSparseAccept } from './envelopes.ts'
+import { SPARSE_MEDIA_TYPE, requireSparseAccept } from './sparse-media-type.ts'
 
 type ParametersOf<K extends OperationId> = ContractOperations[K]['parameters']
 /** An absent part (openapi-typescript's `?: never`) as an object with no properties. */

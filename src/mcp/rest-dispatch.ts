@@ -9,7 +9,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { validationFailed, type FieldError } from '../errors.ts'
-import { SPARSE_MEDIA_TYPE } from '../http/envelopes.ts'
+import { SPARSE_MEDIA_TYPE } from '../http/sparse-media-type.ts'
 import type { RestTool } from '../generated/mcp/tools.ts'
 import { problemFromError } from '../plugins/problem-json.ts'
 

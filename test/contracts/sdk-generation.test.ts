@@ -254,68 +254,71 @@ import type { SparseOrderPage } from './hey-api/types.gen.js'
 export const firstId = (page: SparseOrderPage): number => page.data[0]!.id
 `
 
-t.test('clients of five generators, from openapi.yaml, read a plain getOrder and listOrders as full Orders under tsc --strict', async (t) => {
-  const cache = join(root, 'node_modules/.cache')
-  await mkdir(cache, { recursive: true })
-  const dir = await mkdtemp(join(cache, 'sdk-generation-'))
-  if (!process.env.SDK_KEEP) t.teardown(() => rm(dir, { recursive: true, force: true }))
-  await writeFile(join(dir, 'package.json'), '{"type":"module"}\n')
-  await createClient({
-    input: contract,
-    output: { path: join(dir, 'hey-api') },
-    plugins: ['@hey-api/client-fetch', '@hey-api/typescript', '@hey-api/sdk'],
-    logs: { level: 'silent' },
-  })
-  await generate(
-    {
-      input: { target: contract },
-      output: {
-        target: join(dir, 'orval/api.ts'),
-        client: 'fetch',
-        mode: 'single',
-        // The media types this client reads: the sparse one is asked for only with fields=.
-        override: { contentType: { exclude: [SPARSE] } },
+t.test(
+  'clients of five generators, from openapi.yaml, read a plain getOrder and listOrders as full Orders under tsc --strict',
+  async (t) => {
+    const cache = join(root, 'node_modules/.cache')
+    await mkdir(cache, { recursive: true })
+    const dir = await mkdtemp(join(cache, 'sdk-generation-'))
+    t.teardown(() => rm(dir, { recursive: true, force: true }))
+    await writeFile(join(dir, 'package.json'), '{"type":"module"}\n')
+    await createClient({
+      input: contract,
+      output: { path: join(dir, 'hey-api') },
+      plugins: ['@hey-api/client-fetch', '@hey-api/typescript', '@hey-api/sdk'],
+      logs: { level: 'silent' },
+    })
+    await generate(
+      {
+        input: { target: contract },
+        output: {
+          target: join(dir, 'orval/api.ts'),
+          client: 'fetch',
+          mode: 'single',
+          // The media types this client reads: the sparse one is asked for only with fields=.
+          override: { contentType: { exclude: [SPARSE] } },
+        },
       },
-    },
-    root,
-  )
-  await writeFile(join(dir, 'openapi-typescript.ts'), astToString(await openapiTS(new URL(`file://${contract}`))))
-  await generateApi({ input: contract, output: join(dir, 'swagger-typescript-api'), fileName: 'api.ts', silent: true })
-  const zodClient = await generateZodClientFromOpenAPI({
-    openApiDoc: parse(await readFile(contract, 'utf8')),
-    disableWriteToFile: true,
-    options: {},
-  })
-  await mkdir(join(dir, 'zod'))
-  await writeFile(join(dir, 'zod/api.ts'), String(zodClient))
-
-  const programs = {
-    'hey-api-usage.ts': heyApiUsage,
-    'orval-usage.ts': orvalUsage,
-    'openapi-fetch-usage.ts': openapiFetchUsage,
-    'swagger-typescript-api-usage.ts': swaggerTypescriptApiUsage,
-    'zod-client-usage.ts': zodClientUsage,
-    'unnarrowed.ts': unnarrowed,
-  }
-  for (const [name, text] of Object.entries(programs)) await writeFile(join(dir, name), text)
-
-  const diagnostics = typecheck(
-    dir,
-    Object.keys(programs).map((name) => join(dir, name)),
-  )
-  for (const name of Object.keys(programs).filter((name) => name !== 'unnarrowed.ts')) {
-    t.same(
-      diagnostics.filter((line) => line.startsWith(name)),
-      [],
-      `${name}: the plain calls read order.items with zero diagnostics`,
+      root,
     )
-  }
-  t.same(
-    diagnostics.filter((line) => !Object.keys(programs).some((name) => line.startsWith(name))),
-    [],
-    'the generated clients compile',
-  )
-  const caught = diagnostics.filter((line) => line.startsWith('unnarrowed.ts'))
-  t.equal(caught.length, 1, 'reading id of an unnarrowed sparse record is an error: the check is not vacuous')
-  t.match(caught[0], /undefined/)
-})
+    await writeFile(join(dir, 'openapi-typescript.ts'), astToString(await openapiTS(new URL(`file://${contract}`))))
+    await generateApi({ input: contract, output: join(dir, 'swagger-typescript-api'), fileName: 'api.ts', silent: true })
+    const zodClient = await generateZodClientFromOpenAPI({
+      openApiDoc: parse(await readFile(contract, 'utf8')),
+      disableWriteToFile: true,
+      options: {},
+    })
+    await mkdir(join(dir, 'zod'))
+    await writeFile(join(dir, 'zod/api.ts'), String(zodClient))
+
+    const programs = {
+      'hey-api-usage.ts': heyApiUsage,
+      'orval-usage.ts': orvalUsage,
+      'openapi-fetch-usage.ts': openapiFetchUsage,
+      'swagger-typescript-api-usage.ts': swaggerTypescriptApiUsage,
+      'zod-client-usage.ts': zodClientUsage,
+      'unnarrowed.ts': unnarrowed,
+    }
+    for (const [name, text] of Object.entries(programs)) await writeFile(join(dir, name), text)
+
+    const diagnostics = typecheck(
+      dir,
+      Object.keys(programs).map((name) => join(dir, name)),
+    )
+    for (const name of Object.keys(programs).filter((name) => name !== 'unnarrowed.ts')) {
+      t.same(
+        diagnostics.filter((line) => line.startsWith(name)),
+        [],
+        `${name}: the plain calls read order.items with zero diagnostics`,
+      )
+    }
+    t.same(
+      diagnostics.filter((line) => !Object.keys(programs).some((name) => line.startsWith(name))),
+      [],
+      'the generated clients compile',
+    )
+    const caught = diagnostics.filter((line) => line.startsWith('unnarrowed.ts'))
+    t.equal(caught.length, 1, 'reading id of an unnarrowed sparse record is an error: the check is not vacuous')
+    t.match(caught[0], /undefined/)
+  },
+)

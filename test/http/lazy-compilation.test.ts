@@ -70,7 +70,11 @@ t.test('every response schema compiles with the lazy serializer and serializes a
 })
 
 t.test("full records are serialized with the record's schema: application/json names no oneOf of full and sparse", async (t) => {
-  t.equal(OrderPageSchema.properties.data.items, OrderSchema, "a page's records are the full Order: no oneOf for fast-json-stringify to validate")
+  t.equal(
+    OrderPageSchema.properties.data.items,
+    OrderSchema,
+    "a page's records are the full Order: no oneOf for fast-json-stringify to validate",
+  )
 
   const lazy = lazySerializerFactory()(undefined as never, undefined as never)
   const eager = SerializerSelector()(undefined as never, undefined as never)

@@ -1495,7 +1495,7 @@ export interface components {
                 "application/json": components["schemas"]["Problem"];
             };
         };
-        /** @description Accept asks for an API version this server does not have. */
+        /** @description Accept asks for an API version this server does not have (VERSION_NOT_ACCEPTABLE), or `fields=` came without Accept naming application/vnd.contract-api.sparse+json (SPARSE_NOT_ACCEPTABLE). */
         NotAcceptable: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -1950,17 +1950,17 @@ export interface components {
         OrderStatusFilter: components["schemas"]["OrderStatus"];
         /** @description Only this user's orders. Admin only; others get 403. */
         UserIdFilter: number;
-        /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: id, status, total, items, user_id, created_at, updated_at. */
+        /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, status, total, items, user_id, created_at, updated_at. */
         OrderFields: string;
-        /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: id, title, body, author_id, created_at, updated_at. */
+        /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, title, body, author_id, created_at, updated_at. */
         ArticleFields: string;
-        /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: id, name, company_id, created_at. */
+        /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, name, company_id, created_at. */
         UserFields: string;
-        /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: sku, name, price. */
+        /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: sku, name, price. */
         ProductFields: string;
-        /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: id, article_id, author_id, body, created_at. */
+        /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, article_id, author_id, body, created_at. */
         CommentFields: string;
-        /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: sku, qty, unit_price. */
+        /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: sku, qty, unit_price. */
         OrderItemFields: string;
         /** @description Makes a POST safe to retry: 1-255 printable ASCII characters, scoped to the caller, kept 24 hours. A repeat of the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request is 422; while the first is still running, 409 with Retry-After. */
         IdempotencyKey: string;
@@ -1977,7 +1977,7 @@ export interface components {
         ETag: string;
         /** @description `private, max-age=30` on lists, `private, no-cache` on single records. */
         CacheControl: string;
-        /** @description `Authorization`: responses differ per caller. */
+        /** @description `Authorization`: responses differ per caller; a sparse answer adds `Accept`. */
         Vary: string;
         /** @description `true` when this is the stored response of an earlier request with the same Idempotency-Key. */
         IdempotentReplayed: string;
@@ -2022,7 +2022,7 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
                 cursor?: components["parameters"]["Cursor"];
-                /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: id, status, total, items, user_id, created_at, updated_at. */
+                /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, status, total, items, user_id, created_at, updated_at. */
                 fields?: components["parameters"]["OrderFields"];
             };
             header?: {
@@ -2212,7 +2212,7 @@ export interface operations {
     getOrder: {
         parameters: {
             query?: {
-                /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: id, status, total, items, user_id, created_at, updated_at. */
+                /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, status, total, items, user_id, created_at, updated_at. */
                 fields?: components["parameters"]["OrderFields"];
             };
             header?: {
@@ -2528,7 +2528,7 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
                 cursor?: components["parameters"]["Cursor"];
-                /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: sku, qty, unit_price. */
+                /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: sku, qty, unit_price. */
                 fields?: components["parameters"]["OrderItemFields"];
             };
             header?: {
@@ -2854,7 +2854,7 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
                 cursor?: components["parameters"]["Cursor"];
-                /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: id, title, body, author_id, created_at, updated_at. */
+                /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, title, body, author_id, created_at, updated_at. */
                 fields?: components["parameters"]["ArticleFields"];
             };
             header?: {
@@ -3000,7 +3000,7 @@ export interface operations {
     getArticle: {
         parameters: {
             query?: {
-                /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: id, title, body, author_id, created_at, updated_at. */
+                /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, title, body, author_id, created_at, updated_at. */
                 fields?: components["parameters"]["ArticleFields"];
             };
             header?: {
@@ -3250,7 +3250,7 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
                 cursor?: components["parameters"]["Cursor"];
-                /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: id, article_id, author_id, body, created_at. */
+                /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, article_id, author_id, body, created_at. */
                 fields?: components["parameters"]["CommentFields"];
             };
             header?: {
@@ -3398,7 +3398,7 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
                 cursor?: components["parameters"]["Cursor"];
-                /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: id, name, company_id, created_at. */
+                /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, name, company_id, created_at. */
                 fields?: components["parameters"]["UserFields"];
             };
             header?: {
@@ -3550,7 +3550,7 @@ export interface operations {
     getUser: {
         parameters: {
             query?: {
-                /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: id, name, company_id, created_at. */
+                /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, name, company_id, created_at. */
                 fields?: components["parameters"]["UserFields"];
             };
             header?: {
@@ -3624,7 +3624,7 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
                 cursor?: components["parameters"]["Cursor"];
-                /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: id, status, total, items, user_id, created_at, updated_at. */
+                /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, status, total, items, user_id, created_at, updated_at. */
                 fields?: components["parameters"]["OrderFields"];
             };
             header?: {
@@ -3732,7 +3732,7 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
                 cursor?: components["parameters"]["Cursor"];
-                /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: sku, name, price. */
+                /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: sku, name, price. */
                 fields?: components["parameters"]["ProductFields"];
             };
             header?: {
