@@ -56,9 +56,10 @@ export const DEFAULT_LIST_SIZE = DEFAULT_PAGE_SIZE
 
 /**
  * What a selected `totalCount` costs: its count query reads at least as many rows as a default
- * page, whatever the connection's `first`, so it is priced as one default page of records.
+ * page, whatever the connection's `first`, so it is priced as one default page of records
+ * (DEFAULT_LIST_SIZE records of one point each).
  */
-export const TOTAL_COUNT_COST = DEFAULT_LIST_SIZE
+export const TOTAL_COUNT_COST = 20
 
 /** A scalar costs a tenth of a point: ten scalars of one selection set cost what one object costs. */
 export const SCALARS_PER_POINT = 10
