@@ -59,10 +59,14 @@ function mediaType(contentType: string | undefined): string | undefined {
   return contentType?.split(';')[0]?.trim().toLowerCase()
 }
 
+/** A property of a generated schema read as JSON (undefined when there is none). */
+function property(value: unknown, key: string): unknown {
+  return typeof value === 'object' && value !== null ? Object.getOwnPropertyDescriptor(value, key)?.value : undefined
+}
+
 /** Whether the contract answers the operation's 200 in the sparse media type too (it takes `fields=`). */
 function answersSparse(schema: object): boolean {
-  const content: unknown = 'response' in schema ? (schema.response as { 200?: { content?: object } })[200]?.content : undefined
-  return typeof content === 'object' && content !== null && SPARSE_MEDIA_TYPE in content
+  return property(property(property(property(schema, 'response'), '200'), 'content'), SPARSE_MEDIA_TYPE) !== undefined
 }
 
 /** After validation (a malformed fields= is 400 first): fields= needs Accept to name the sparse media type. */

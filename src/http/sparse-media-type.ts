@@ -12,8 +12,9 @@ import { ApiError } from '../errors.ts'
 export const SPARSE_MEDIA_TYPE = 'application/vnd.contract-api.sparse+json'
 
 /** Whether an Accept header names the sparse media type (with a q above 0); wildcards do not count. */
-export function acceptsSparse(accept: string | undefined): boolean {
-  if (accept === undefined || !accept.includes(SPARSE_MEDIA_TYPE)) return false
+function acceptsSparse(accept: string | undefined): boolean {
+  // Media types are case-insensitive; the cheap test first, on every request with fields=.
+  if (accept === undefined || !accept.toLowerCase().includes(SPARSE_MEDIA_TYPE)) return false
   return accept.split(',').some((range) => {
     const [type, ...parameters] = range.split(';')
     if (type?.trim().toLowerCase() !== SPARSE_MEDIA_TYPE) return false
