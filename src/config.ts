@@ -63,10 +63,12 @@ export interface AppConfig {
     streamHeartbeatMs: number
     /** Open event streams one caller may hold on this instance. */
     maxStreamsPerCaller: number
+    /** How long a stream may wait for its reader to take a write before it is cut (docs/events.md). */
+    streamStallTimeoutMs: number
   }
   /** Webhook deliveries (decisions §13). */
   webhooks: {
-    /** Whether target URLs may be http and resolve to loopback, private or link-local addresses (development and tests). */
+    /** Whether target URLs may be http and resolve to addresses that are not global unicast: loopback, private, link-local, special-purpose (development and tests). */
     allowPrivate: boolean
     /** How long one attempt may take before it counts as failed. */
     timeoutMs: number
@@ -301,6 +303,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       retentionMs: duration(env, 'EVENTS_RETENTION', 7 * 86_400_000),
       streamHeartbeatMs: duration(env, 'EVENTS_STREAM_HEARTBEAT', 15_000, 10),
       maxStreamsPerCaller: integer(env, 'EVENTS_STREAM_MAX_PER_CALLER', 10, 1, 10_000),
+      streamStallTimeoutMs: duration(env, 'EVENTS_STREAM_STALL_TIMEOUT', 30_000, 10),
     },
     webhooks: {
       allowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', false),

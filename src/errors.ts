@@ -67,7 +67,7 @@ export const errorCatalogue = {
   CHECK_VIOLATION: { status: 422, graphql: 'BAD_USER_INPUT' },
   REFERENCE_NOT_FOUND: { status: 422, graphql: 'BAD_USER_INPUT' },
   MISSING_VALUE: { status: 422, graphql: 'BAD_USER_INPUT' },
-  // A webhook URL that is not https or resolves to a loopback, private or link-local address.
+  // A webhook URL that is not https or resolves to an address that is not global unicast (loopback, private, link-local, special-purpose).
   WEBHOOK_TARGET_REFUSED: { status: 422, graphql: 'BAD_USER_INPUT' },
   // GraphQL documents refused before execution (answered 422 with graphql-response+json).
   GRAPHQL_VALIDATION_FAILED: { status: 422, graphql: 'GRAPHQL_VALIDATION_FAILED', graphqlOnly: true },

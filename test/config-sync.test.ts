@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
  * Three lists of the configuration must agree: the table of docs/configuration.md, the
  * variables src/config.ts reads, and .env.example. And .env.example's values are the defaults:

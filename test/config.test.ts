@@ -20,7 +20,7 @@ t.test('defaults follow decisions §1 and §9', async (t) => {
   t.equal(config.jwtMaxLifetimeMs, 24 * 3_600_000, 'JWT_MAX_LIFETIME is 24 h (decisions §13)')
   t.same(
     config.events,
-    { retentionMs: 7 * 86_400_000, streamHeartbeatMs: 15_000, maxStreamsPerCaller: 10 },
+    { retentionMs: 7 * 86_400_000, streamHeartbeatMs: 15_000, maxStreamsPerCaller: 10, streamStallTimeoutMs: 30_000 },
     'events kept 7 days (decisions §13)',
   )
   t.equal(loadConfig({ EVENTS_RETENTION: '2d' }).events.retentionMs, 2 * 86_400_000, 'durations take days')
@@ -37,6 +37,7 @@ t.test('a bad value stops the start with a message naming the variable', async (
     [{ SEED: 'maybe' }, /^Invalid configuration: SEED /],
     [{ EVENTS_RETENTION: 'a week' }, /^Invalid configuration: EVENTS_RETENTION /],
     [{ EVENTS_STREAM_MAX_PER_CALLER: '0' }, /^Invalid configuration: EVENTS_STREAM_MAX_PER_CALLER /],
+    [{ EVENTS_STREAM_STALL_TIMEOUT: '5ms' }, /^Invalid configuration: EVENTS_STREAM_STALL_TIMEOUT must be at least 10 ms/],
     [{ JWT_SECRET: 'short' }, /^Invalid configuration: JWT_SECRET /],
     [{ GRAPHQL_MAX_DEPTH: '0' }, /^Invalid configuration: GRAPHQL_MAX_DEPTH /],
     [{ GRAPHQL_MAX_MUTATIONS: '0' }, /^Invalid configuration: GRAPHQL_MAX_MUTATIONS /],

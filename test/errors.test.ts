@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
  * The error catalogue (src/errors.ts) is the one closed list of codes: each code answers with its
  * own status, docs/errors.md documents exactly that list, and no Fastify code reaches a client as an

@@ -16,6 +16,12 @@ const STALL_GRACE_MS = 3000
 export interface EventDelivery {
   /** Why this instance cannot deliver events now, or undefined while it can (`/readyz`). */
   unavailable(): string | undefined
+  /**
+   * `unavailable()` after reading the outbox once more when it says no: readiness follows the
+   * database the moment it answers again, not the next wake-up (the timer's, or the listener's
+   * once its reconnection backoff ends).
+   */
+  recheck(): Promise<string | undefined>
   /** The seq of the last event handed to this instance's subscribers. */
   lastDeliveredSeq(): number
 }
@@ -29,6 +35,10 @@ export interface EventDeliveryOptions {
   isClosing: () => boolean
   /** Whether a LISTEN connection is up (or none is needed): readiness tolerates failed reads while it is. */
   listenerUp: () => boolean
+  /** A read succeeded after failing: the database is back (the listener reconnects at once). */
+  onRecovered?: () => void
+  /** Runs a delivery outside every trace (tracing on): it is no request's work, not even the probe's that asked for it. */
+  outsideTraces?: (deliver: () => Promise<void>) => Promise<void>
 }
 
 export async function createEventDelivery(options: EventDeliveryOptions) {
@@ -44,7 +54,7 @@ export async function createEventDelivery(options: EventDeliveryOptions) {
   let lastReadFailed = false
 
   /** A wake-up: reads and publishes what was relayed since the last event delivered. */
-  const deliver = (): Promise<void> => {
+  const deliverNow = (): Promise<void> => {
     if (isClosing()) return Promise.resolve()
     if (delivering) {
       deliverAgain = true
@@ -65,6 +75,7 @@ export async function createEventDelivery(options: EventDeliveryOptions) {
               lastDelivered = event.seq
             }
           } while (events.length === DELIVERY_BATCH && !isClosing())
+          if (lastReadFailed) options.onRecovered?.()
           lastReadFailed = false
           // Every wake-up before this read began is answered; one that came during it is not yet.
           stalledSince = againSince
@@ -81,6 +92,8 @@ export async function createEventDelivery(options: EventDeliveryOptions) {
     })
     return delivering
   }
+  const { outsideTraces } = options
+  const deliver = outsideTraces ? () => outsideTraces(deliverNow) : deliverNow
 
   const status: EventDelivery = {
     unavailable() {
@@ -89,6 +102,11 @@ export async function createEventDelivery(options: EventDeliveryOptions) {
       const stalledMs = Date.now() - stalledSince
       if (stalledMs > STALL_GRACE_MS) return `catching up from the outbox has not succeeded for ${stalledMs} ms`
       return undefined
+    },
+    async recheck() {
+      if (status.unavailable() === undefined) return undefined
+      await deliver()
+      return status.unavailable()
     },
     lastDeliveredSeq: () => lastDelivered,
   }

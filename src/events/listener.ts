@@ -4,7 +4,8 @@
  *
  * When it dies it reconnects with backoff (100 ms doubling to 5 s), LISTENs again and the caller
  * catches up (`onConnected`); meanwhile the timer keeps delivering through the pool, a second late
- * at most. A heartbeat ends a connection that stopped answering (a network cut sends no error), so
+ * at most. When the pool reaches the database again (`reconnectNow`) the wait is cut short: after a
+ * long outage the backoff would otherwise leave the listener away for up to 5 s more. A heartbeat ends a connection that stopped answering (a network cut sends no error), so
  * it is reopened too.
  */
 import type { FastifyBaseLogger } from 'fastify'
@@ -111,6 +112,14 @@ export function createOutboxListener(options: OutboxListenerOptions) {
     connect,
     heartbeat,
     isUp: () => up,
+    /** The database answers again: a reconnection waiting out its backoff starts now. */
+    reconnectNow() {
+      if (!reconnectTimer || isClosing()) return
+      clearTimeout(reconnectTimer)
+      reconnectTimer = undefined
+      reconnectDelay = RECONNECT_MIN_MS
+      void connect()
+    },
     async stop() {
       clearTimeout(reconnectTimer)
       // A frozen server never sees the connection off: the shutdown does not wait for it.

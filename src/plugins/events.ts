@@ -12,10 +12,12 @@
  *
  * When connections die:
  * - the LISTEN connection: reconnects with backoff and catches up; the timer keeps delivering
- *   through the pool meanwhile (see listener.ts).
+ *   through the pool meanwhile (see listener.ts), and the first read that succeeds again ends the
+ *   backoff (the database is back: the listener reconnects at once).
  * - the pool (the database restarts): reads and relays fail and are retried every second;
  *   `/readyz` answers 503 meanwhile (see EventDelivery.unavailable) and the backlog is delivered
- *   on recovery.
+ *   on recovery; a probe reads again itself (EventDelivery.recheck), so that readiness returns
+ *   with the database, not up to a tick later.
  * - Redis: only a wake-up path (see redis-wakeups.ts).
  * PGlite delivers NOTIFY in-process: nothing to reconnect, and the timer runs the same way.
  *
@@ -106,8 +108,10 @@ export default fp<EventsPluginOptions>(
       log: app.log,
       isClosing,
       listenerUp: () => listener?.isUp() ?? true,
+      onRecovered: () => listener?.reconnectNow(),
+      outsideTraces: tracing ? (run) => tracing.api.context.with(tracing.api.ROOT_CONTEXT, run) : undefined,
     })
-    const deliver = tracing ? () => tracing.api.context.with(tracing.api.ROOT_CONTEXT, delivery.deliver) : delivery.deliver
+    const { deliver } = delivery
     app.decorate('eventDelivery', delivery.status)
     app.decorate('eventFeed', feed)
     const streams = createEventStreams({
@@ -115,6 +119,7 @@ export default fp<EventsPluginOptions>(
       feed,
       heartbeatMs: options.events.streamHeartbeatMs,
       maxPerCaller: options.events.maxStreamsPerCaller,
+      stallTimeoutMs: options.events.streamStallTimeoutMs,
       log: app.log,
     })
     app.decorate('eventStreams', streams)

@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
  * The peers (PostGraphile 5, Platformatic DB 3) in the bench, without installing or running them:
  * which scenarios compare them, how their answers are checked against the service's before they

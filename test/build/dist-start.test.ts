@@ -1,3 +1,4 @@
+// Runs once in CI: its server runs on an in-memory PGlite whatever DATABASE_URL says, so .ci/run runs it in the embedded-database run only.
 /**
  * First run: `npm run build` compiles the service into dist/, and the compiled server
  * starts from it (`npm run start:dist`), finds its contracts, migrations and persisted-query

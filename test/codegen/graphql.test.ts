@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
  * The GraphQL contract (schema.graphql) and what is ours in its code generator (codegen/graphql.ts):
  * the schema is valid, canonical, fully described and has the spec's shapes; the generator is

@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
  * What codegen/openapi.ts derives from openapi.yaml that no library does for us: the operations
  * manifest and the component schemas, as the contract's own JSON Schema. And the drift check: a

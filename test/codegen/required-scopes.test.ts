@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
  * codegen/required-scopes.ts: the contracts' scopes become one table, and a policy the services
  * could not enforce as written stops generation (decisions §2).

@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
  * Examples everywhere (decisions §13, "Contract evolution"): every operation of openapi.yaml, under
  * `paths` and `webhooks` alike, whoever added it, has an example for each request media type and for

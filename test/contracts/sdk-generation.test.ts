@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
  * openapi.yaml serves SDK generators as it is (decisions §16): clients generated with
  * @hey-api/openapi-ts, orval, openapi-typescript + openapi-fetch, swagger-typescript-api and

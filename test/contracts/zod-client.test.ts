@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
  * openapi-zod-client reads only `application/json` bodies unless told otherwise. openapi.yaml lists
  * every RFC 9457 problem as `application/json` beside `application/problem+json` (decisions §16),

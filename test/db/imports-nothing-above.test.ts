@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
  * src/db/ is the bottom layer (README, Layout): the services, the transports and the plugins build
  * on it, so nothing in it may import them back. "Below or beside src/db" is, exactly:

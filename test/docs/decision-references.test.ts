@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
  * Every "decisions §N" the code, the tests and the README cite must name a section of the design
  * record in docs/decisions.md, so that a clone has no dangling reference. The

@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
  * docs/graphql.md says exactly what each GraphQL client cache needs (decisions §13, "GraphQL
  * clients"): for urql's Graphcache, a `keys` entry for every object type of schema.graphql that has

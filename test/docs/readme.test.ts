@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
  * The README is a map a newcomer can follow: under 300 lines, with a table of
  * contents that leads to its own headings; every relative link in it and in docs/ reaches a file

@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
  * Loaders batch through our own resolvers (src/graphql/batched-loaders.ts): the loads of one tick
  * are one loader call, a repeated load in one request shares its answer, a subscription shares

@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /** Unit tests of the cost model (decisions §9, §13) on small schemas and documents: no app, no database. */
 import t from 'tap'
 import { buildSchema, getIntrospectionQuery, parse } from 'graphql'

@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /** The token count that refuses a long subscription document agrees with graphql's parser, which refuses one over HTTP. */
 import t from 'tap'
 import { parse } from 'graphql'

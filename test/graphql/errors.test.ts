@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
  * The GraphQL error formatter classifies graphql-js's own errors by the phase that raised them
  * (parse, validation, variables, execution), never by their text, and ApiErrors by the catalogue.

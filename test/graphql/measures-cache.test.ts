@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
  * The limits' measures are computed once per document and values of the variables they read
  * (measures-cache.ts): unit tests on the real cost model, counting how often it runs. No app, no

@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
  * A loader defined as `{ loader, preloaded }` (src/graphql/batched-loaders.ts) answers a parent
  * that carries its answer (a plan read it with the parent) without a load, null included, and

@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
  * The response bound measures what JSON.stringify would write, byte for byte, without writing it
  * (src/graphql/response-size.ts): exactly at the limit a response is sent, one byte over it is not.

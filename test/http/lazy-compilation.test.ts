@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
  * Validators and serializers are compiled on first use, not at start (start-up time).
  * So that a schema that cannot compile is still found before a client finds it, this compiles

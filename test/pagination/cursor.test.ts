@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /** Unit tests of the cursor codec and the sort and resume rules built on it (no app, no database). */
 import t from 'tap'
 import { createCursorCodec, parseSort, resumePosition, type CursorPosition } from '../../src/pagination/cursor.ts'

@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
  * The page size rule is written once (src/pagination/page-size.ts); the contracts state it again
  * for their readers and tools. These tests hold the two in agreement, and check the rule itself.

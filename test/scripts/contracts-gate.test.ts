@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
  * The breaking-change gate (decisions §13, "Contract evolution"), run exactly as .ci/run runs it
  * (`npm run -s contracts:gate`), as a child process, on temp copies of the contracts: a breaking edit of

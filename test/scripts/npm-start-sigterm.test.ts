@@ -1,3 +1,4 @@
+// Runs once in CI: its server runs on an in-memory PGlite whatever DATABASE_URL says, so .ci/run runs it in the embedded-database run only.
 /**
  * `kill -TERM` of the `npm start` process, what a process manager does, stops the server (decisions
  * §13, "Front doors"): npm forwards the signal to its child, and the script `exec`s node, so that child is the

@@ -63,6 +63,12 @@ export async function buildPgliteTemplate(): Promise<void> {
     await seedDemoData(handle.db)
     // Uncompressed (about 40 MB): every test database loads it, and skipping the gunzip makes each
     // load about a quarter cheaper in CPU, which the suite pays a few hundred times per run.
+    // No test creates a database inside PGlite: without template0 and template1 the dump holds
+    // half the files, and each test database loads in about a third less CPU.
+    for (const template of ['template0', 'template1']) {
+      await handle.pglite!.exec(`ALTER DATABASE ${template} WITH IS_TEMPLATE false`)
+      await handle.pglite!.exec(`DROP DATABASE ${template}`)
+    }
     // A checkpoint first, so that a test database starts without replaying the seed's WAL.
     await handle.pglite!.exec('CHECKPOINT')
     const dump = await handle.pglite!.dumpDataDir('none')

@@ -420,7 +420,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint
-         * @description Registers a URL that receives, signed per the Standard Webhooks specification, every event the caller may read (of `types`, all when absent) from now on. The signing secret (`whsec_…`) is in this response only. The URL must be https and must not resolve to a loopback, private or link-local address (422 WEBHOOK_TARGET_REFUSED) unless the server runs with WEBHOOK_ALLOW_PRIVATE=true.
+         * @description Registers a URL that receives, signed per the Standard Webhooks specification, every event the caller may read (of `types`, all when absent) from now on. The signing secret (`whsec_…`) is in this response only. The URL must be https and must resolve only to global unicast addresses, never to a loopback, private, link-local or other special-purpose one (422 WEBHOOK_TARGET_REFUSED) unless the server runs with WEBHOOK_ALLOW_PRIVATE=true.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;

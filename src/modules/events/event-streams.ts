@@ -14,12 +14,16 @@
  * Backpressure: a write that the socket does not take at once is waited for ('drain'), one event
  * at a time. Meanwhile live events queue, up to QUEUE_LIMIT; past it the queue is dropped and
  * the stream goes back to reading the log from its last event once the reader catches up. Memory
- * per stream is thus bounded by QUEUE_LIMIT events and a page, however slow the reader.
+ * per stream is thus bounded by QUEUE_LIMIT events and a page, however slow the reader. A reader
+ * that takes nothing for `stallTimeoutMs` (no 'drain') has stopped: the stream is cut and its
+ * slot freed, as a WebSocket subscriber that falls behind is (1013); a reader that was only slow
+ * resumes with Last-Event-ID, which names the last event it actually received.
  *
  * Limits: `maxPerCaller` open streams per caller (token subject) on this instance; a further one
  * is 429 TOO_MANY_STREAMS. Instances do not share the count (N instances behind a balancer admit
  * up to N × the limit), like the WebSocket limits. A stream ends when its token expires, when its
- * reader goes, when reading the log fails (the reader resumes with Last-Event-ID) and on shutdown.
+ * reader goes or stalls, when reading the log fails (the reader resumes with Last-Event-ID) and on
+ * shutdown.
  */
 import type { FastifyBaseLogger, FastifyReply } from 'fastify'
 import type { Caller } from '../../auth/caller.ts'
@@ -43,6 +47,8 @@ export interface EventStreamsOptions {
   heartbeatMs: number
   /** Open streams per caller on this instance (EVENTS_STREAM_MAX_PER_CALLER). */
   maxPerCaller: number
+  /** How long a write may wait for the reader to drain the socket before the stream is cut (EVENTS_STREAM_STALL_TIMEOUT). */
+  stallTimeoutMs: number
   log: FastifyBaseLogger
 }
 
@@ -148,16 +154,25 @@ export function createEventStreams(options: EventStreamsOptions) {
     expiry = setTimeout(close, Math.max(0, caller.expiresAt - Date.now()))
     expiry.unref()
 
-    /** Writes one message, waiting while the socket holds more than it wants. */
+    /** Writes one message, waiting while the socket holds more than it wants; cuts a reader that stopped. */
     const send = async (event: Event) => {
       if (closed) return
       if (raw.write(sseMessage(event))) return
       await new Promise<void>((resolve) => {
         const done = () => {
+          clearTimeout(stall)
           raw.off('drain', done)
           raw.off('close', done)
           resolve()
         }
+        const stall = setTimeout(() => {
+          log.info({ writing: event.id, stallTimeoutMs: options.stallTimeoutMs }, 'event stream cut: its reader stopped reading')
+          done()
+          close()
+          // What the kernel and the socket still hold is not sent: the reader resumes after what it got.
+          raw.destroy()
+        }, options.stallTimeoutMs)
+        stall.unref()
         raw.on('drain', done)
         raw.on('close', done)
       })

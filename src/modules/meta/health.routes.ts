@@ -21,12 +21,16 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
     // it still serves what is sent to it.
     if (app.draining)
       return sendProblem(reply, new ApiError('SERVICE_UNAVAILABLE', 'This instance is shutting down.', { headers: { 'retry-after': '1' } }))
-    try {
+    const deadline = Date.now() + READY_TIMEOUT_MS
+    const withinDeadline = <T>(work: Promise<T>, what: string): Promise<T> => {
       let timer: NodeJS.Timeout | undefined
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error('database check timed out')), READY_TIMEOUT_MS)
+        timer = setTimeout(() => reject(new Error(`${what} timed out`)), Math.max(0, deadline - Date.now()))
       })
-      await Promise.race([sql`select 1`.execute(app.db), timeout]).finally(() => clearTimeout(timer))
+      return Promise.race([work, timeout]).finally(() => clearTimeout(timer))
+    }
+    try {
+      await withinDeadline(sql`select 1`.execute(app.db), 'database check')
     } catch (error) {
       request.log.warn({ err: error }, 'readiness check failed')
       return sendProblem(
@@ -37,7 +41,11 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
       )
     }
     // Subscribers on an instance that cannot deliver would silently miss events (decisions §12).
-    const eventsProblem = app.eventDelivery.unavailable()
+    // A failed catch-up is tried again here: the database just answered, so may the outbox
+    // (docs/operations.md: readiness follows the service out of an outage).
+    const eventsProblem = await withinDeadline(app.eventDelivery.recheck(), 'event delivery check').catch(() =>
+      app.eventDelivery.unavailable(),
+    )
     if (eventsProblem) {
       request.log.warn({ reason: eventsProblem }, 'readiness check failed: events')
       return sendProblem(

@@ -5,77 +5,54 @@
  * second DNS answer cannot slip a private address in between (DNS rebinding).
  *
  * Refused unless WEBHOOK_ALLOW_PRIVATE=true: http (a signed payload in clear text), and any address
- * that is loopback, private, link-local, unspecified, carrier-grade NAT, multicast or reserved, in
- * IPv4 or IPv6, including IPv4 written inside IPv6 (mapped `::ffff:a.b.c.d`, NAT64 `64:ff9b::/96`,
- * compatible `::a.b.c.d`, 6to4 `2002::/16`).
+ * that is not global unicast. The classification is ipaddr.js's `range()`, which follows IANA's
+ * special-purpose address registries (docs/events.md, "Webhooks"); only what it leaves open is
+ * decided here: the IPv4 address carried inside an IPv6 one (mapped, translated, NAT64's well-known
+ * prefix, 6to4) is classified in turn; prefixes that lead into someone's own network whatever they
+ * carry (NAT64's local-use 64:ff9b:1::/48, Teredo, the deprecated IPv4-compatible ::/96) and IPv6
+ * outside 2000::/3 (the only global unicast space IANA allocates) are refused whole.
  */
 import { lookup } from 'node:dns/promises'
-import { BlockList, isIP, type LookupFunction } from 'node:net'
+import { isIP, type LookupFunction } from 'node:net'
+import ipaddr from 'ipaddr.js'
 import { ApiError } from '../../errors.ts'
 
-const blocked = new BlockList()
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const)
-  blocked.addSubnet(network, prefix, 'ipv4')
-for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['fec0::', 10],
-  ['ff00::', 8],
-] as const)
-  blocked.addSubnet(network, prefix, 'ipv6')
+/** Global unicast IPv6 (IANA's IPv6 address space): the rest is reserved by the IETF. */
+const globalUnicastIpv6: [ipaddr.IPv6, number] = [ipaddr.IPv6.parse('2000::'), 3]
+/** NAT64's well-known prefix (RFC 6052): its last 32 bits are the IPv4 address reached. */
+const nat64WellKnown: [ipaddr.IPv6, number] = [ipaddr.IPv6.parse('64:ff9b::'), 96]
 
-/** The IPv4 address an IPv6 address carries (mapped, compatible, NAT64, 6to4), if any. */
-function embeddedIpv4(address: string): string | undefined {
-  const groups = expandIpv6(address)
-  if (!groups) return undefined
-  const v4 = (high: number, low: number) => `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`
-  const zeros = (from: number, to: number) => groups.slice(from, to).every((group) => group === 0)
-  if (zeros(0, 5) && groups[5] === 0xffff) return v4(groups[6]!, groups[7]!)
-  if (zeros(0, 6)) return v4(groups[6]!, groups[7]!)
-  if (groups[0] === 0x64 && groups[1] === 0xff9b && zeros(2, 6)) return v4(groups[6]!, groups[7]!)
-  if (groups[0] === 0x2002) return v4(groups[1]!, groups[2]!)
-  return undefined
-}
+const ipv4Of = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff])
 
-/** An IPv6 address as its eight 16-bit groups (a dotted IPv4 tail included), undefined when it is not one. */
-function expandIpv6(address: string): number[] | undefined {
-  let text = address.split('%')[0]!
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text)
-  if (dotted) {
-    const bytes = dotted[1]!.split('.').map(Number)
-    text = `${text.slice(0, dotted.index)}${((bytes[0]! << 8) | bytes[1]!).toString(16)}:${((bytes[2]! << 8) | bytes[3]!).toString(16)}`
+/** The IPv4 address an IPv6 address of `range` delivers to, when that is how it is routed. */
+function carriedIpv4(address: ipaddr.IPv6, range: string): ipaddr.IPv4 | undefined {
+  const parts = address.parts
+  switch (range) {
+    case 'ipv4Mapped': // ::ffff:a.b.c.d
+    case 'rfc6145': // ::ffff:0:a.b.c.d (IPv4-translated)
+      return ipv4Of(parts[6]!, parts[7]!)
+    case 'rfc6052': // 64:ff9b::a.b.c.d; 64:ff9b:1::/48 (local use) is refused whole
+      return address.match(nat64WellKnown) ? ipv4Of(parts[6]!, parts[7]!) : undefined
+    case '6to4': // 2002:aabb:ccdd::/48
+      return ipv4Of(parts[1]!, parts[2]!)
+    default:
+      return undefined
   }
-  const [head, tail, extra] = text.split('::')
-  if (extra !== undefined) return undefined
-  const parse = (part: string | undefined) => (part ? part.split(':').map((group) => Number.parseInt(group, 16)) : [])
-  const start = parse(head)
-  const end = parse(tail)
-  const groups = tail === undefined ? start : [...start, ...new Array<number>(8 - start.length - end.length).fill(0), ...end]
-  return groups.length === 8 && groups.every((group) => Number.isInteger(group) && group >= 0 && group <= 0xffff) ? groups : undefined
 }
 
-/** Whether a literal IP address is one webhooks must not reach. */
+/** Whether a literal IP address is one webhooks must not reach (anything but global unicast). */
 export function isPrivateAddress(address: string): boolean {
   const family = isIP(address)
-  if (family === 4) return blocked.check(address, 'ipv4')
+  if (family === 4) return ipaddr.IPv4.parse(address).range() !== 'unicast'
   if (family !== 6) return true
-  const inner = embeddedIpv4(address)
-  if (inner !== undefined && blocked.check(inner, 'ipv4')) return true
-  return blocked.check(address.split('%')[0]!, 'ipv6')
+  const ipv6 = ipaddr.IPv6.parse(address)
+  const range: string = ipv6.range()
+  if (range === 'ipv4Mapped' || range === 'rfc6145' || range === 'rfc6052' || range === '6to4') {
+    const inner = carriedIpv4(ipv6, range)
+    return inner === undefined || inner.range() !== 'unicast'
+  }
+  if (range !== 'unicast') return true
+  return !ipv6.match(globalUnicastIpv6)
 }
 
 export const targetRefused = (detail: string) =>
@@ -122,7 +99,10 @@ export async function resolveTarget(url: URL, allowPrivate: boolean): Promise<Re
   if (!first) throw targetRefused(`The host ${host} does not resolve.`)
   if (!allowPrivate) {
     const refused = addresses.find((entry) => isPrivateAddress(entry.address))
-    if (refused) throw targetRefused(`The host ${host} resolves to ${refused.address}, a loopback, private or link-local address.`)
+    if (refused)
+      throw targetRefused(
+        `The host ${host} resolves to ${refused.address}, a loopback, private, link-local, reserved or other special-purpose address.`,
+      )
   }
   return { address: first.address, family: first.family === 6 ? 6 : 4 }
 }

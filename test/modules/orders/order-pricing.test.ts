@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /** Unit tests of the pricing rule: totals from catalog prices only, unknown skus named, overflow refused. */
 import t from 'tap'
 import { MAX_ORDER_TOTAL, priceItems } from '../../../src/modules/orders/order-pricing.ts'
