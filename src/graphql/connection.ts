@@ -15,12 +15,35 @@ export interface Connection<T> {
   pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null }
 }
 
+/**
+ * A connection whose `totalCount` can be asked for: `count` runs the list's count query (what
+ * REST's `page.total` says for the same caller and filters), called by the field's resolver, so
+ * only when a query selects it (decisions §16; priced in cost.ts).
+ */
+export type CountedConnection<T> = Connection<T> & { count: () => Promise<number> }
+
+/** `totalCount`'s resolver, the same for every counted connection. */
+export function totalCountOf(connection: { count: () => Promise<number> }): Promise<number> {
+  return connection.count()
+}
+
 /** A page as a connection: `page.cursors` are the records' positions, as the service made them. */
-export function toConnection<T>(page: Pick<Page<T>, 'data' | 'nextCursor' | 'cursors'>, after: string | null | undefined): Connection<T> {
+export function toConnection<T>(page: Pick<Page<T>, 'data' | 'nextCursor' | 'cursors'>, after: string | null | undefined): Connection<T>
+export function toConnection<T>(
+  page: Pick<Page<T>, 'data' | 'nextCursor' | 'cursors'>,
+  after: string | null | undefined,
+  count: () => Promise<number>,
+): CountedConnection<T>
+export function toConnection<T>(
+  page: Pick<Page<T>, 'data' | 'nextCursor' | 'cursors'>,
+  after: string | null | undefined,
+  count?: () => Promise<number>,
+): Connection<T> {
   const cursors = page.cursors
   if (!cursors || cursors.length !== page.data.length) throw new Error('a connection needs the cursor of every record of its page')
   const edges = page.data.map((node, index) => ({ cursor: cursors[index]!, node }))
   return {
+    ...(count ? { count } : {}),
     edges,
     pageInfo: {
       hasNextPage: page.nextCursor !== null,

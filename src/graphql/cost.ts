@@ -19,7 +19,10 @@
  * priced like the list it mirrors (`orders(first: 10) { … }`): its `first` × the node's selection.
  * The connection, its edges and `pageInfo` are bookkeeping around the records and add no point of
  * their own as objects; the scalars selected on them (an edge's `cursor`, `pageInfo`'s fields)
- * count like any scalar, `edges`' multiplied by the connection's page size.
+ * count like any scalar, `edges`' multiplied by the connection's page size. A connection's
+ * `totalCount` is the one exception: it runs a count query of its own, which reads every matching
+ * row's index entry, so it costs TOTAL_COUNT_COST (a default page of records, 20 points) rather
+ * than a scalar's tenth (decisions §16).
  *
  * Introspection stays free as tools send it: inside `__schema` and `__type`, a field costs nothing
  * of its own. An aliased field there costs what any field costs, multiplied by the introspection
@@ -50,6 +53,13 @@ import { isIncluded, type ExecutingOperation } from './executing-operation.ts'
 
 /** A list without `first`/`last` returns a page of the default size, so it costs that many. */
 export const DEFAULT_LIST_SIZE = DEFAULT_PAGE_SIZE
+
+/**
+ * What a selected `totalCount` costs: its count query reads at least as many rows as a default
+ * page, whatever the connection's `first`, so it is priced as one default page of records
+ * (DEFAULT_LIST_SIZE records of one point each).
+ */
+export const TOTAL_COUNT_COST = 20
 
 /** A scalar costs a tenth of a point: ten scalars of one selection set cost what one object costs. */
 export const SCALARS_PER_POINT = 10
@@ -137,6 +147,9 @@ function fieldCost(
   if (!field) return NOTHING
   const aliased = selection.alias !== undefined
   const freeHere = !aliased && (free || field === SchemaMetaFieldDef || field === TypeMetaFieldDef)
+  if (isConnectionType(parent) && name === 'totalCount') {
+    return { points: freeHere ? 0 : TOTAL_COUNT_COST, scalars: 0, fields: 1 }
+  }
   const isList = getNullableType(field.type) instanceof GraphQLList
   const named = getNamedType(field.type)
   if (!isCompositeType(named)) {

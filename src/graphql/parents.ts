@@ -6,7 +6,7 @@
 import type { Article, Comment, OrderItem, Product, User } from '../contract-types.ts'
 import type { OrderWithRelated } from '../modules/orders/orders.service.ts'
 import type { Company, UserWithRelated } from '../modules/users/users.service.ts'
-import type { Connection, Edge } from './connection.ts'
+import type { Connection, CountedConnection, Edge } from './connection.ts'
 
 type Listed<T> = T & { cursor?: string }
 
@@ -21,13 +21,13 @@ export type ProductParent = Product
 export type AuthorParent = Pick<User, 'id' | 'name'>
 export type ArticleParent = Listed<Article>
 export type CommentParent = Comment
-export type UserConnectionParent = Connection<UserParent>
+export type UserConnectionParent = CountedConnection<UserParent>
 export type UserEdgeParent = Edge<UserParent>
-export type OrderConnectionParent = Connection<OrderParent>
+export type OrderConnectionParent = CountedConnection<OrderParent>
 export type OrderEdgeParent = Edge<OrderParent>
-export type ArticleConnectionParent = Connection<ArticleParent>
+export type ArticleConnectionParent = CountedConnection<ArticleParent>
 export type ArticleEdgeParent = Edge<ArticleParent>
-export type ProductConnectionParent = Connection<ProductParent>
+export type ProductConnectionParent = CountedConnection<ProductParent>
 export type ProductEdgeParent = Edge<ProductParent>
 export type CommentConnectionParent = Connection<CommentParent>
 export type CommentEdgeParent = Edge<CommentParent>

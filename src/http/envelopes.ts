@@ -5,8 +5,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Page } from '../pagination/page.ts'
 import type { JsonText } from '../db/json-text.ts'
-import { etagOf, etagOfVersion } from '../plugins/http-caching.ts'
+import { addVary, etagOf, etagOfVersion } from '../plugins/http-caching.ts'
 import { baseUrl } from './locations.ts'
+import { SPARSE_MEDIA_TYPE } from './sparse-media-type.ts'
 
 /** The same request with a new cursor: every other query parameter is kept as it was sent. */
 export function nextPageUrl(request: FastifyRequest, publicUrl: string | undefined, cursor: string | null): string | null {
@@ -29,11 +30,13 @@ export function pick<T extends object>(record: T, fields: readonly string[] | un
 }
 
 /**
- * Sends records reduced by `fields`. The contract's response schemas require every field, so a
- * sparse answer bypasses the compiled serializer; its values come from the same API objects.
+ * Sends records reduced by `fields`, in the sparse media type (varying on Accept, which chose it).
+ * The contract's full schemas require every field, so a sparse answer bypasses the compiled
+ * serializer; its values come from the same API objects.
  */
 export function sendSparse(reply: FastifyReply, body: unknown): FastifyReply {
-  return reply.type('application/json; charset=utf-8').serializer(JSON.stringify).send(body)
+  addVary(reply, 'Accept')
+  return reply.type(`${SPARSE_MEDIA_TYPE}; charset=utf-8`).serializer(JSON.stringify).send(body)
 }
 
 /** One record: with its ETag when complete, reduced and re-tagged by the payload when sparse. */

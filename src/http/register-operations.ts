@@ -11,6 +11,7 @@ import { ApiError, validationFailed } from '../errors.ts'
 import { requireCaller } from '../plugins/auth.ts'
 import { unstorableTextErrors } from './validation.ts'
 import type { DeprecatedOperation } from '../plugins/deprecation.ts'
+import { SPARSE_MEDIA_TYPE, requireSparseAccept } from './sparse-media-type.ts'
 
 type ParametersOf<K extends OperationId> = ContractOperations[K]['parameters']
 /** An absent part (openapi-typescript's `?: never`) as an object with no properties. */
@@ -58,6 +59,22 @@ function mediaType(contentType: string | undefined): string | undefined {
   return contentType?.split(';')[0]?.trim().toLowerCase()
 }
 
+/** A property of a generated schema read as JSON (undefined when there is none). */
+function property(value: unknown, key: string): unknown {
+  return typeof value === 'object' && value !== null ? Object.getOwnPropertyDescriptor(value, key)?.value : undefined
+}
+
+/** Whether the contract answers the operation's 200 in the sparse media type too (it takes `fields=`). */
+function answersSparse(schema: object): boolean {
+  return property(property(property(property(schema, 'response'), '200'), 'content'), SPARSE_MEDIA_TYPE) !== undefined
+}
+
+/** After validation (a malformed fields= is 400 first): fields= needs Accept to name the sparse media type. */
+function sparseAcceptHook(request: FastifyRequest<{ Querystring: { fields?: string } }>, _reply: FastifyReply, done: () => void): void {
+  requireSparseAccept(request.query.fields, request.headers.accept)
+  done()
+}
+
 function hasBody(request: FastifyRequest): boolean {
   const length = request.headers['content-length']
   return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined
@@ -84,6 +101,8 @@ function registerOperation<K extends OperationId>(
   app.route<OperationRequest<K>>({
     // Only a deprecated operation gets this hook (its headers, count and log line): the others pay nothing.
     ...(deprecated ? { onRequest: app.deprecation.operationHook(deprecated) } : {}),
+    // Only the operations that take fields= get this hook.
+    ...(answersSparse(operation.schema) ? { preHandler: sparseAcceptHook } : {}),
     method: operation.method,
     url: operation.url,
     schema: operation.schema,

@@ -9,6 +9,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { validationFailed, type FieldError } from '../errors.ts'
+import { SPARSE_MEDIA_TYPE } from '../http/sparse-media-type.ts'
 import type { RestTool } from '../generated/mcp/tools.ts'
 import { problemFromError } from '../plugins/problem-json.ts'
 
@@ -77,7 +78,8 @@ export async function callRestTool(
   const query = new URLSearchParams()
   const headers: Record<string, string> = {
     authorization: caller.authorization,
-    accept: 'application/json',
+    // A tool call with `fields` is answered in the sparse media type (decisions §16), any other in JSON.
+    accept: `application/json, ${SPARSE_MEDIA_TYPE}`,
     'x-request-id': caller.requestId,
   }
   if (caller.host !== undefined) headers.host = caller.host

@@ -81,7 +81,7 @@ export function requireIfMatch(request: FastifyRequest, currentEtag: string): vo
 }
 
 /** Adds a field to Vary, keeping what is there (CORS already varies on Origin). */
-function addVary(reply: FastifyReply, field: string): void {
+export function addVary(reply: FastifyReply, field: string): void {
   const current = reply.getHeader('vary')
   // The usual case (CORS off): nothing to merge with.
   if (current === undefined) {

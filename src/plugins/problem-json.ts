@@ -72,11 +72,23 @@ export function problemFromError(error: ApiError, request: { id: string; url?: s
   }
 }
 
+/**
+ * A problem's media type: application/problem+json, or application/json for a client whose Accept
+ * names application/json and neither problem+json nor a wildcard (docs/contracts.md: the contract
+ * lists both, so that a generator reading only application/json still types problems).
+ */
+export function problemMediaType(accept: string | undefined): string {
+  if (accept === undefined || !accept.includes('application/json')) return 'application/problem+json'
+  const types = accept.split(',').map((range) => range.split(';')[0]!.trim().toLowerCase())
+  const plain = types.includes('application/json') && !types.some((type) => type === 'application/problem+json' || type.endsWith('/*'))
+  return plain ? 'application/json' : 'application/problem+json'
+}
+
 export function sendProblem(reply: FastifyReply, error: ApiError): FastifyReply {
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value)
   // The request's log line names the error by its stable code (request-cost.ts).
   if (reply.request.cost) reply.request.cost.errorCode = error.code
-  return reply.code(error.status).type('application/problem+json').send(problemFromError(error, reply.request))
+  return reply.code(error.status).type(problemMediaType(reply.request.headers.accept)).send(problemFromError(error, reply.request))
 }
 
 /**

@@ -47,7 +47,13 @@ t.test(
 
 t.test('a sparse page carries page.cursor too', async (t) => {
   const app = await build(t, { env: { EVENTS_RELAY: 'false' } })
-  const body = (await app.inject({ method: 'GET', url: '/api/v1/orders?limit=1&fields=id,total', headers: admin })).json()
+  const body = (
+    await app.inject({
+      method: 'GET',
+      url: '/api/v1/orders?limit=1&fields=id,total',
+      headers: { ...admin, accept: 'application/vnd.contract-api.sparse+json' },
+    })
+  ).json()
   t.type(body.page.cursor, 'string')
   t.same(Object.keys(body.page).sort(), ['cursor', 'next', 'total'])
 })

@@ -558,6 +558,8 @@ export type OrderConnection = {
   edges: Array<OrderEdge>;
   /** Where this page ends, and whether another follows. */
   pageInfo: PageInfo;
+  /** How many orders match the arguments (the caller's own, the filters), over all pages: what `GET /api/v1/orders`'s `page.total` says. One count query, run only when selected; it costs 20 points. */
+  totalCount: Scalars['Int']['output'];
 };
 
 /** One order of a connection's page, with its position in that list. */
@@ -576,6 +578,8 @@ export type UserConnection = {
   edges: Array<UserEdge>;
   /** Where this page ends, and whether another follows. */
   pageInfo: PageInfo;
+  /** How many users match the arguments (the caller's own, the filters), over all pages: what `GET /api/v1/users`'s `page.total` says. One count query, run only when selected; it costs 20 points. */
+  totalCount: Scalars['Int']['output'];
 };
 
 /** One user of a connection's page, with its position in that list. */
@@ -594,6 +598,8 @@ export type ArticleConnection = {
   edges: Array<ArticleEdge>;
   /** Where this page ends, and whether another follows. */
   pageInfo: PageInfo;
+  /** How many articles match the arguments (the caller's own, the filters), over all pages: what `GET /api/v1/articles`'s `page.total` says. One count query, run only when selected; it costs 20 points. */
+  totalCount: Scalars['Int']['output'];
 };
 
 /** One article of a connection's page, with its position in that list. */
@@ -612,6 +618,8 @@ export type ProductConnection = {
   edges: Array<ProductEdge>;
   /** Where this page ends, and whether another follows. */
   pageInfo: PageInfo;
+  /** How many products match the arguments (the caller's own, the filters), over all pages: what `GET /api/v1/products`'s `page.total` says. One count query, run only when selected; it costs 20 points. */
+  totalCount: Scalars['Int']['output'];
 };
 
 /** One product of a connection's page, with its position in that list. */
@@ -1003,6 +1011,7 @@ export type PageInfoResolvers<ContextType = MercuriusContext, ParentType extends
 export type OrderConnectionResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['OrderConnection'] = ResolversParentTypes['OrderConnection']> = {
   edges?: Resolver<Array<ResolversTypes['OrderEdge']>, ParentType, ContextType>;
   pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+  totalCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 };
 
 export type OrderEdgeResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['OrderEdge'] = ResolversParentTypes['OrderEdge']> = {
@@ -1013,6 +1022,7 @@ export type OrderEdgeResolvers<ContextType = MercuriusContext, ParentType extend
 export type UserConnectionResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['UserConnection'] = ResolversParentTypes['UserConnection']> = {
   edges?: Resolver<Array<ResolversTypes['UserEdge']>, ParentType, ContextType>;
   pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+  totalCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 };
 
 export type UserEdgeResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['UserEdge'] = ResolversParentTypes['UserEdge']> = {
@@ -1023,6 +1033,7 @@ export type UserEdgeResolvers<ContextType = MercuriusContext, ParentType extends
 export type ArticleConnectionResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['ArticleConnection'] = ResolversParentTypes['ArticleConnection']> = {
   edges?: Resolver<Array<ResolversTypes['ArticleEdge']>, ParentType, ContextType>;
   pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+  totalCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 };
 
 export type ArticleEdgeResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['ArticleEdge'] = ResolversParentTypes['ArticleEdge']> = {
@@ -1033,6 +1044,7 @@ export type ArticleEdgeResolvers<ContextType = MercuriusContext, ParentType exte
 export type ProductConnectionResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['ProductConnection'] = ResolversParentTypes['ProductConnection']> = {
   edges?: Resolver<Array<ResolversTypes['ProductEdge']>, ParentType, ContextType>;
   pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+  totalCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 };
 
 export type ProductEdgeResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['ProductEdge'] = ResolversParentTypes['ProductEdge']> = {

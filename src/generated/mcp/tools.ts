@@ -76,7 +76,7 @@ export const restTools: RestTool[] = [
         "fields": {
           "type": "string",
           "pattern": "^(id|status|total|items|user_id|created_at|updated_at)(,(id|status|total|items|user_id|created_at|updated_at))*$",
-          "description": "Comma-separated field names; each record then carries exactly those fields. Allowed: id, status, total, items, user_id, created_at, updated_at."
+          "description": "Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, status, total, items, user_id, created_at, updated_at."
         },
         "If-None-Match": {
           "type": "string",
@@ -244,7 +244,7 @@ export const restTools: RestTool[] = [
         "fields": {
           "type": "string",
           "pattern": "^(id|status|total|items|user_id|created_at|updated_at)(,(id|status|total|items|user_id|created_at|updated_at))*$",
-          "description": "Comma-separated field names; each record then carries exactly those fields. Allowed: id, status, total, items, user_id, created_at, updated_at."
+          "description": "Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, status, total, items, user_id, created_at, updated_at."
         },
         "If-None-Match": {
           "type": "string",
@@ -608,7 +608,7 @@ export const restTools: RestTool[] = [
         "fields": {
           "type": "string",
           "pattern": "^(sku|qty|unit_price)(,(sku|qty|unit_price))*$",
-          "description": "Comma-separated field names; each record then carries exactly those fields. Allowed: sku, qty, unit_price."
+          "description": "Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: sku, qty, unit_price."
         },
         "If-None-Match": {
           "type": "string",
@@ -912,7 +912,7 @@ export const restTools: RestTool[] = [
         "fields": {
           "type": "string",
           "pattern": "^(id|title|body|author_id|created_at|updated_at)(,(id|title|body|author_id|created_at|updated_at))*$",
-          "description": "Comma-separated field names; each record then carries exactly those fields. Allowed: id, title, body, author_id, created_at, updated_at."
+          "description": "Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, title, body, author_id, created_at, updated_at."
         },
         "If-None-Match": {
           "type": "string",
@@ -1041,7 +1041,7 @@ export const restTools: RestTool[] = [
         "fields": {
           "type": "string",
           "pattern": "^(id|title|body|author_id|created_at|updated_at)(,(id|title|body|author_id|created_at|updated_at))*$",
-          "description": "Comma-separated field names; each record then carries exactly those fields. Allowed: id, title, body, author_id, created_at, updated_at."
+          "description": "Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, title, body, author_id, created_at, updated_at."
         },
         "If-None-Match": {
           "type": "string",
@@ -1338,7 +1338,7 @@ export const restTools: RestTool[] = [
         "fields": {
           "type": "string",
           "pattern": "^(id|article_id|author_id|body|created_at)(,(id|article_id|author_id|body|created_at))*$",
-          "description": "Comma-separated field names; each record then carries exactly those fields. Allowed: id, article_id, author_id, body, created_at."
+          "description": "Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, article_id, author_id, body, created_at."
         },
         "If-None-Match": {
           "type": "string",
@@ -1476,7 +1476,7 @@ export const restTools: RestTool[] = [
         "fields": {
           "type": "string",
           "pattern": "^(id|name|company_id|created_at)(,(id|name|company_id|created_at))*$",
-          "description": "Comma-separated field names; each record then carries exactly those fields. Allowed: id, name, company_id, created_at."
+          "description": "Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, name, company_id, created_at."
         },
         "If-None-Match": {
           "type": "string",
@@ -1598,7 +1598,7 @@ export const restTools: RestTool[] = [
         "fields": {
           "type": "string",
           "pattern": "^(id|name|company_id|created_at)(,(id|name|company_id|created_at))*$",
-          "description": "Comma-separated field names; each record then carries exactly those fields. Allowed: id, name, company_id, created_at."
+          "description": "Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, name, company_id, created_at."
         },
         "If-None-Match": {
           "type": "string",
@@ -1695,7 +1695,7 @@ export const restTools: RestTool[] = [
         "fields": {
           "type": "string",
           "pattern": "^(id|status|total|items|user_id|created_at|updated_at)(,(id|status|total|items|user_id|created_at|updated_at))*$",
-          "description": "Comma-separated field names; each record then carries exactly those fields. Allowed: id, status, total, items, user_id, created_at, updated_at."
+          "description": "Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, status, total, items, user_id, created_at, updated_at."
         },
         "If-None-Match": {
           "type": "string",
@@ -1778,7 +1778,7 @@ export const restTools: RestTool[] = [
         "fields": {
           "type": "string",
           "pattern": "^(sku|name|price)(,(sku|name|price))*$",
-          "description": "Comma-separated field names; each record then carries exactly those fields. Allowed: sku, name, price."
+          "description": "Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: sku, name, price."
         },
         "If-None-Match": {
           "type": "string",

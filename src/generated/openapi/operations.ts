@@ -25,6 +25,13 @@ import {
   ProductSchema,
   ProductCreateSchema,
   ProductPageSchema,
+  SparseArticlePageSchema,
+  SparseCommentListSchema,
+  SparseOrderItemListSchema,
+  SparseOrderPageSchema,
+  SparseProductPageSchema,
+  SparseUserOrderListSchema,
+  SparseUserPageSchema,
   UserSchema,
   UserCreateSchema,
   UserOrderListSchema,
@@ -116,12 +123,18 @@ export const operations = {
           "content": {
             "application/json": {
               "schema": OrderPageSchema
+            },
+            "application/vnd.contract-api.sparse+json": {
+              "schema": SparseOrderPageSchema
             }
           }
         },
         "400": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -130,12 +143,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "403": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -144,12 +163,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -158,12 +183,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -172,12 +203,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -226,12 +263,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -240,12 +283,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "406": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -254,12 +303,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "409": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -268,12 +323,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -282,12 +343,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -296,12 +363,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -365,6 +438,9 @@ export const operations = {
         "200": {
           "content": {
             "application/json": {
+              "schema": OrderSchema
+            },
+            "application/vnd.contract-api.sparse+json": {
               "schema": {
                 "description": "The full Order, or the part of it that `fields=` named.",
                 "oneOf": [
@@ -379,12 +455,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -393,12 +475,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -407,12 +495,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -421,12 +515,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -435,6 +535,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -442,12 +545,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -508,12 +617,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -522,12 +637,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -536,12 +657,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -550,12 +677,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "412": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -564,12 +697,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "414": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -578,12 +717,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "422": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -592,6 +737,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -599,12 +747,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -666,12 +820,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -680,12 +840,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -694,12 +860,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -708,12 +880,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "412": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -722,12 +900,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "414": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -736,12 +920,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "422": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -750,6 +940,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -757,12 +950,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -813,12 +1012,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -827,12 +1032,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -841,12 +1052,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -855,12 +1072,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "412": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -869,12 +1092,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -883,6 +1112,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -890,12 +1122,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -973,12 +1211,18 @@ export const operations = {
           "content": {
             "application/json": {
               "schema": OrderItemListSchema
+            },
+            "application/vnd.contract-api.sparse+json": {
+              "schema": SparseOrderItemListSchema
             }
           }
         },
         "400": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -987,12 +1231,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "403": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1001,12 +1251,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "406": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1015,12 +1271,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "414": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1029,12 +1291,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1043,12 +1311,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1115,12 +1389,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1129,12 +1409,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1143,12 +1429,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1157,12 +1449,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "412": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1171,12 +1469,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "414": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1185,12 +1489,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "422": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1199,6 +1509,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -1206,12 +1519,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1278,12 +1597,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1292,12 +1617,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1306,12 +1637,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1320,12 +1657,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "412": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1334,12 +1677,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "414": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1348,12 +1697,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "422": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1362,6 +1717,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -1369,12 +1727,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1441,12 +1805,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1455,12 +1825,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1469,12 +1845,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1483,12 +1865,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "412": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1497,12 +1885,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "414": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1511,12 +1905,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "422": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1525,6 +1925,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -1532,12 +1935,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1611,12 +2020,18 @@ export const operations = {
           "content": {
             "application/json": {
               "schema": ArticlePageSchema
+            },
+            "application/vnd.contract-api.sparse+json": {
+              "schema": SparseArticlePageSchema
             }
           }
         },
         "400": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1625,12 +2040,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "403": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1639,12 +2060,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1653,12 +2080,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1667,12 +2100,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1721,12 +2160,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1735,12 +2180,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "406": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1749,12 +2200,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "409": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1763,12 +2220,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1777,12 +2240,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1791,12 +2260,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1858,6 +2333,9 @@ export const operations = {
         "200": {
           "content": {
             "application/json": {
+              "schema": ArticleSchema
+            },
+            "application/vnd.contract-api.sparse+json": {
               "schema": {
                 "description": "The full Article, or the part of it that `fields=` named.",
                 "oneOf": [
@@ -1872,12 +2350,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1886,12 +2370,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1900,12 +2390,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1914,12 +2410,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -1928,6 +2430,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -1935,12 +2440,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2001,12 +2512,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2015,12 +2532,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2029,12 +2552,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2043,12 +2572,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "413": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2057,12 +2592,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2071,6 +2612,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -2078,12 +2622,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2145,12 +2695,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2159,12 +2715,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2173,12 +2735,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2187,12 +2755,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "413": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2201,12 +2775,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2215,6 +2795,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -2222,12 +2805,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2278,12 +2867,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2292,12 +2887,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2306,12 +2907,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2320,12 +2927,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "414": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2334,12 +2947,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2348,12 +2967,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2429,12 +3054,18 @@ export const operations = {
           "content": {
             "application/json": {
               "schema": CommentListSchema
+            },
+            "application/vnd.contract-api.sparse+json": {
+              "schema": SparseCommentListSchema
             }
           }
         },
         "400": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2443,12 +3074,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "403": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2457,12 +3094,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "406": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2471,12 +3114,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "414": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2485,12 +3134,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2499,12 +3154,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2568,12 +3229,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2582,12 +3249,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2596,12 +3269,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2610,12 +3289,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "413": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2624,12 +3309,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2638,12 +3329,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2652,12 +3349,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2720,12 +3423,18 @@ export const operations = {
           "content": {
             "application/json": {
               "schema": UserPageSchema
+            },
+            "application/vnd.contract-api.sparse+json": {
+              "schema": SparseUserPageSchema
             }
           }
         },
         "400": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2734,12 +3443,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "403": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2748,12 +3463,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2762,12 +3483,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2776,12 +3503,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2830,12 +3563,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2844,12 +3583,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "406": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2858,12 +3603,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "409": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2872,12 +3623,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2886,12 +3643,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2900,12 +3663,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2967,6 +3736,9 @@ export const operations = {
         "200": {
           "content": {
             "application/json": {
+              "schema": UserSchema
+            },
+            "application/vnd.contract-api.sparse+json": {
               "schema": {
                 "description": "The full User, or the part of it that `fields=` named.",
                 "oneOf": [
@@ -2981,12 +3753,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -2995,12 +3773,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3009,12 +3793,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3023,12 +3813,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3037,6 +3833,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -3044,12 +3843,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3141,12 +3946,18 @@ export const operations = {
           "content": {
             "application/json": {
               "schema": UserOrderListSchema
+            },
+            "application/vnd.contract-api.sparse+json": {
+              "schema": SparseUserOrderListSchema
             }
           }
         },
         "400": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3155,12 +3966,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "403": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3169,12 +3986,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "406": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3183,12 +4006,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "414": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3197,12 +4026,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3211,12 +4046,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3277,12 +4118,18 @@ export const operations = {
           "content": {
             "application/json": {
               "schema": ProductPageSchema
+            },
+            "application/vnd.contract-api.sparse+json": {
+              "schema": SparseProductPageSchema
             }
           }
         },
         "400": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3291,12 +4138,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "403": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3305,12 +4158,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3319,12 +4178,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3333,12 +4198,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3387,12 +4258,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3401,12 +4278,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "406": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3415,12 +4298,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "409": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3429,12 +4318,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3443,12 +4338,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3457,12 +4358,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3540,12 +4447,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3554,12 +4467,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3568,12 +4487,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "414": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3582,12 +4507,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3596,12 +4527,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3675,12 +4612,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3689,12 +4632,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3703,12 +4652,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "414": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3717,12 +4672,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3731,12 +4692,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3768,12 +4735,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3782,12 +4755,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3796,12 +4775,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "414": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3810,12 +4795,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3824,12 +4815,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3863,12 +4860,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "406": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3877,12 +4880,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3891,6 +4900,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -3898,12 +4910,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3937,12 +4955,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "406": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3951,12 +4975,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -3965,6 +4995,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -3972,12 +5005,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4038,12 +5077,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4052,12 +5097,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "406": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4066,12 +5117,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4080,6 +5137,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -4087,12 +5147,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4127,12 +5193,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4141,12 +5213,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "406": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4155,12 +5233,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "413": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4169,12 +5253,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "422": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4183,6 +5273,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -4190,12 +5283,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4252,12 +5351,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4266,12 +5371,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4280,12 +5391,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4294,12 +5411,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4308,6 +5431,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -4315,12 +5441,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4360,12 +5492,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4374,12 +5512,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4388,12 +5532,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4402,12 +5552,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4416,6 +5572,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -4423,12 +5582,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4504,12 +5669,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4518,12 +5689,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4532,12 +5709,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4546,12 +5729,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4560,6 +5749,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -4567,12 +5759,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4655,12 +5853,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4669,12 +5873,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4683,12 +5893,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4697,12 +5913,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "415": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4711,6 +5933,9 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
@@ -4718,12 +5943,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4777,12 +6008,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "401": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4791,12 +6028,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "404": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4805,12 +6048,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "408": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4819,12 +6068,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "414": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4833,12 +6088,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "429": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }
@@ -4847,12 +6108,18 @@ export const operations = {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
+            },
+            "application/json": {
+              "schema": ProblemSchema
             }
           }
         },
         "default": {
           "content": {
             "application/problem+json": {
+              "schema": ProblemSchema
+            },
+            "application/json": {
               "schema": ProblemSchema
             }
           }

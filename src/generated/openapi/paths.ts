@@ -1003,38 +1003,76 @@ export interface components {
         };
         /** @description A page of orders (list envelope A). */
         OrderPage: {
+            data: components["schemas"]["Order"][];
+            page: components["schemas"]["PageInfo"];
+        };
+        /** @description A page of orders (list envelope A) in the sparse media type application/vnd.contract-api.sparse+json, which a `fields=` request asks for with Accept - each record full or the part `fields=` named. */
+        SparseOrderPage: {
             data: (components["schemas"]["Order"] | components["schemas"]["OrderSparse"])[];
             page: components["schemas"]["PageInfo"];
         };
         /** @description A page of articles (list envelope A). */
         ArticlePage: {
+            data: components["schemas"]["Article"][];
+            page: components["schemas"]["PageInfo"];
+        };
+        /** @description A page of articles (list envelope A) in the sparse media type application/vnd.contract-api.sparse+json, which a `fields=` request asks for with Accept - each record full or the part `fields=` named. */
+        SparseArticlePage: {
             data: (components["schemas"]["Article"] | components["schemas"]["ArticleSparse"])[];
             page: components["schemas"]["PageInfo"];
         };
         /** @description A page of users (list envelope A). */
         UserPage: {
+            data: components["schemas"]["User"][];
+            page: components["schemas"]["PageInfo"];
+        };
+        /** @description A page of users (list envelope A) in the sparse media type application/vnd.contract-api.sparse+json, which a `fields=` request asks for with Accept - each record full or the part `fields=` named. */
+        SparseUserPage: {
             data: (components["schemas"]["User"] | components["schemas"]["UserSparse"])[];
             page: components["schemas"]["PageInfo"];
         };
         /** @description A page of products (list envelope A). */
         ProductPage: {
+            data: components["schemas"]["Product"][];
+            page: components["schemas"]["PageInfo"];
+        };
+        /** @description A page of products (list envelope A) in the sparse media type application/vnd.contract-api.sparse+json, which a `fields=` request asks for with Accept - each record full or the part `fields=` named. */
+        SparseProductPage: {
             data: (components["schemas"]["Product"] | components["schemas"]["ProductSparse"])[];
             page: components["schemas"]["PageInfo"];
         };
         /** @description A page of an order's items (list envelope B). */
         OrderItemList: {
+            data: components["schemas"]["OrderItem"][];
+            /** @description Pass back as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        /** @description A page of an order's items (list envelope B) in the sparse media type application/vnd.contract-api.sparse+json, which a `fields=` request asks for with Accept - each record full or the part `fields=` named. */
+        SparseOrderItemList: {
             data: (components["schemas"]["OrderItem"] | components["schemas"]["OrderItemSparse"])[];
             /** @description Pass back as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
         };
         /** @description A page of an article's comments (list envelope B). */
         CommentList: {
+            data: components["schemas"]["Comment"][];
+            /** @description Pass back as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        /** @description A page of an article's comments (list envelope B) in the sparse media type application/vnd.contract-api.sparse+json, which a `fields=` request asks for with Accept - each record full or the part `fields=` named. */
+        SparseCommentList: {
             data: (components["schemas"]["Comment"] | components["schemas"]["CommentSparse"])[];
             /** @description Pass back as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
         };
         /** @description A page of a user's orders (list envelope B). */
         UserOrderList: {
+            data: components["schemas"]["Order"][];
+            /** @description Pass back as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        /** @description A page of a user's orders (list envelope B) in the sparse media type application/vnd.contract-api.sparse+json, which a `fields=` request asks for with Accept - each record full or the part `fields=` named. */
+        SparseUserOrderList: {
             data: (components["schemas"]["Order"] | components["schemas"]["OrderSparse"])[];
             /** @description Pass back as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
@@ -1338,6 +1376,17 @@ export interface components {
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
+                /**
+                 * @example {
+                 *       "type": "/problems/bad-request",
+                 *       "title": "Bad Request",
+                 *       "status": 400,
+                 *       "detail": "The request is invalid: 1 problem(s) found.",
+                 *       "instance": "/api/v1/orders",
+                 *       "code": "VALIDATION_FAILED"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"];
             };
         };
         /** @description The credential is missing, malformed, expired or badly signed. */
@@ -1363,6 +1412,17 @@ export interface components {
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
+                /**
+                 * @example {
+                 *       "type": "/problems/unauthenticated",
+                 *       "title": "The credential is missing, malformed, expired or badly signed.",
+                 *       "status": 401,
+                 *       "detail": "The credential is missing, malformed, expired or badly signed.",
+                 *       "instance": "/api/v1/orders",
+                 *       "code": "UNAUTHENTICATED"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"];
             };
         };
         /** @description The credential is valid but lacks the scope, or the record belongs to another user. */
@@ -1387,6 +1447,17 @@ export interface components {
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
+                /**
+                 * @example {
+                 *       "type": "/problems/forbidden",
+                 *       "title": "The credential is valid but lacks the scope, or the record belongs to another user.",
+                 *       "status": 403,
+                 *       "detail": "The credential is valid but lacks the scope, or the record belongs to another user.",
+                 *       "instance": "/api/v1/orders",
+                 *       "code": "FORBIDDEN"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"];
             };
         };
         /** @description No such record. */
@@ -1411,9 +1482,20 @@ export interface components {
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
+                /**
+                 * @example {
+                 *       "type": "/problems/not-found",
+                 *       "title": "No such record.",
+                 *       "status": 404,
+                 *       "detail": "No such record.",
+                 *       "instance": "/api/v1/orders",
+                 *       "code": "NOT_FOUND"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"];
             };
         };
-        /** @description Accept asks for an API version this server does not have. */
+        /** @description Accept asks for an API version this server does not have (VERSION_NOT_ACCEPTABLE), or `fields=` came without Accept naming application/vnd.contract-api.sparse+json (SPARSE_NOT_ACCEPTABLE). */
         NotAcceptable: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -1435,6 +1517,17 @@ export interface components {
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
+                /**
+                 * @example {
+                 *       "type": "/problems/not-acceptable",
+                 *       "title": "Accept asks for an API version this server does not have.",
+                 *       "status": 406,
+                 *       "detail": "Accept asks for an API version this server does not have.",
+                 *       "instance": "/api/v1/orders",
+                 *       "code": "VERSION_NOT_ACCEPTABLE"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"];
             };
         };
         /** @description The request's headers or body did not arrive in time (10 s for the headers, 30 s for the whole request); the server answers before reading the request, without RateLimit fields, and closes the connection. */
@@ -1453,6 +1546,16 @@ export interface components {
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
+                /**
+                 * @example {
+                 *       "type": "/problems/request-timeout",
+                 *       "title": "Request Timeout",
+                 *       "status": 408,
+                 *       "detail": "The request was not received in time; the connection is closed.",
+                 *       "code": "REQUEST_TIMEOUT"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"];
             };
         };
         /** @description The record's state forbids this, or a request with the same Idempotency-Key is still running (then with Retry-After). */
@@ -1478,6 +1581,17 @@ export interface components {
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
+                /**
+                 * @example {
+                 *       "type": "/problems/conflict",
+                 *       "title": "The record's state forbids this, or a request with the same Idempotency-Key is still running (then with Retry-After).",
+                 *       "status": 409,
+                 *       "detail": "The record's state forbids this, or a request with the same Idempotency-Key is still running (then with Retry-After).",
+                 *       "instance": "/api/v1/orders",
+                 *       "code": "ORDER_STATE_CONFLICT"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"];
             };
         };
         /** @description If-Match names another version than the current one; nothing changed. */
@@ -1502,6 +1616,17 @@ export interface components {
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
+                /**
+                 * @example {
+                 *       "type": "/problems/precondition-failed",
+                 *       "title": "If-Match names another version than the current one; nothing changed.",
+                 *       "status": 412,
+                 *       "detail": "If-Match names another version than the current one; nothing changed.",
+                 *       "instance": "/api/v1/orders",
+                 *       "code": "PRECONDITION_FAILED"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"];
             };
         };
         /** @description The body is larger than 1 MiB. */
@@ -1526,6 +1651,17 @@ export interface components {
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
+                /**
+                 * @example {
+                 *       "type": "/problems/payload-too-large",
+                 *       "title": "The body is larger than 1 MiB.",
+                 *       "status": 413,
+                 *       "detail": "The body is larger than 1 MiB.",
+                 *       "instance": "/api/v1/orders",
+                 *       "code": "PAYLOAD_TOO_LARGE"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"];
             };
         };
         /** @description A path parameter is longer than the server reads (200 characters); no record has such an id. */
@@ -1550,6 +1686,17 @@ export interface components {
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
+                /**
+                 * @example {
+                 *       "type": "/problems/uri-too-long",
+                 *       "title": "URI Too Long",
+                 *       "status": 414,
+                 *       "detail": "A path parameter is longer than this server accepts.",
+                 *       "instance": "/api/v1/orders/1",
+                 *       "code": "URI_TOO_LONG"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"];
             };
         };
         /** @description The body is not application/json (PATCH also takes application/merge-patch+json), or the operation takes no body and one was sent. */
@@ -1574,6 +1721,17 @@ export interface components {
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
+                /**
+                 * @example {
+                 *       "type": "/problems/unsupported-media-type",
+                 *       "title": "The body is not application/json (PATCH also takes application/merge-patch+json).",
+                 *       "status": 415,
+                 *       "detail": "The body is not application/json (PATCH also takes application/merge-patch+json).",
+                 *       "instance": "/api/v1/orders",
+                 *       "code": "UNSUPPORTED_MEDIA_TYPE"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"];
             };
         };
         /** @description The request fits the contract but breaks a business rule: an unknown sku, a total over the maximum, an Idempotency-Key reused for another request. */
@@ -1598,6 +1756,17 @@ export interface components {
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
+                /**
+                 * @example {
+                 *       "type": "/problems/unprocessable",
+                 *       "title": "The request fits the contract but breaks a business rule: an unknown sku, a total over the maximum, an Idempotency-Key reused for another request.",
+                 *       "status": 422,
+                 *       "detail": "The request fits the contract but breaks a business rule: an unknown sku, a total over the maximum, an Idempotency-Key reused for another request.",
+                 *       "instance": "/api/v1/orders",
+                 *       "code": "UNKNOWN_SKU"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"];
             };
         };
         /** @description The resume point (`after`, `Last-Event-ID`, a cursor) is older than the event log's retention (EVENTS_RETENTION, 7 days): events after it are gone. List from the start of the log (without `after`) to reconcile. */
@@ -1623,6 +1792,18 @@ export interface components {
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
+                /**
+                 * @example {
+                 *       "type": "/problems/gone",
+                 *       "title": "Gone",
+                 *       "status": 410,
+                 *       "detail": "The events after 12 are no longer kept (EVENTS_RETENTION); resume after 40 or later, or list from the start of the log.",
+                 *       "instance": "/api/v1/events?after=12",
+                 *       "code": "EVENTS_EXPIRED",
+                 *       "resumeAfter": "40"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"];
             };
         };
         /** @description The rate limit is exceeded. */
@@ -1648,6 +1829,17 @@ export interface components {
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
+                /**
+                 * @example {
+                 *       "type": "/problems/quota-exceeded",
+                 *       "title": "The rate limit is exceeded.",
+                 *       "status": 429,
+                 *       "detail": "The rate limit is exceeded.",
+                 *       "instance": "/api/v1/orders",
+                 *       "code": "RATE_LIMITED"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"];
             };
         };
         /** @description The request line and headers are larger than the server reads (16 KiB); it answers before reading the request, without RateLimit fields, and closes the connection. */
@@ -1666,6 +1858,16 @@ export interface components {
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
+                /**
+                 * @example {
+                 *       "type": "/problems/headers-too-large",
+                 *       "title": "Request Header Fields Too Large",
+                 *       "status": 431,
+                 *       "detail": "The request line and headers are larger than this server accepts.",
+                 *       "code": "HEADERS_TOO_LARGE"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"];
             };
         };
         /** @description An unexpected error; the body carries no internals. 503 when the database is unreachable. */
@@ -1690,6 +1892,17 @@ export interface components {
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
+                /**
+                 * @example {
+                 *       "type": "/problems/internal",
+                 *       "title": "An unexpected error; the body carries no internals. 503 when the database is unreachable.",
+                 *       "status": 500,
+                 *       "detail": "An unexpected error; the body carries no internals. 503 when the database is unreachable.",
+                 *       "instance": "/api/v1/orders",
+                 *       "code": "INTERNAL"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Problem"];
             };
         };
         /** @description The representation matches If-None-Match; no body. */
@@ -1737,17 +1950,17 @@ export interface components {
         OrderStatusFilter: components["schemas"]["OrderStatus"];
         /** @description Only this user's orders. Admin only; others get 403. */
         UserIdFilter: number;
-        /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: id, status, total, items, user_id, created_at, updated_at. */
+        /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, status, total, items, user_id, created_at, updated_at. */
         OrderFields: string;
-        /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: id, title, body, author_id, created_at, updated_at. */
+        /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, title, body, author_id, created_at, updated_at. */
         ArticleFields: string;
-        /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: id, name, company_id, created_at. */
+        /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, name, company_id, created_at. */
         UserFields: string;
-        /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: sku, name, price. */
+        /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: sku, name, price. */
         ProductFields: string;
-        /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: id, article_id, author_id, body, created_at. */
+        /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, article_id, author_id, body, created_at. */
         CommentFields: string;
-        /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: sku, qty, unit_price. */
+        /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: sku, qty, unit_price. */
         OrderItemFields: string;
         /** @description Makes a POST safe to retry: 1-255 printable ASCII characters, scoped to the caller, kept 24 hours. A repeat of the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request is 422; while the first is still running, 409 with Retry-After. */
         IdempotencyKey: string;
@@ -1769,7 +1982,7 @@ export interface components {
         ETag: string;
         /** @description `private, max-age=30` on lists, `private, no-cache` on single records. */
         CacheControl: string;
-        /** @description `Authorization`: responses differ per caller. */
+        /** @description `Authorization`: responses differ per caller; a sparse answer adds `Accept`. */
         Vary: string;
         /** @description `true` when this is the stored response of an earlier request with the same Idempotency-Key. */
         IdempotentReplayed: string;
@@ -1816,7 +2029,7 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
                 cursor?: components["parameters"]["Cursor"];
-                /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: id, status, total, items, user_id, created_at, updated_at. */
+                /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, status, total, items, user_id, created_at, updated_at. */
                 fields?: components["parameters"]["OrderFields"];
             };
             header?: {
@@ -1879,6 +2092,38 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["OrderPage"];
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 8,
+                     *           "status": "pending",
+                     *           "total": 19000,
+                     *           "items": [
+                     *             {
+                     *               "sku": "KB-101",
+                     *               "qty": 2,
+                     *               "unit_price": 8900
+                     *             },
+                     *             {
+                     *               "sku": "CB-404",
+                     *               "qty": 1,
+                     *               "unit_price": 1200
+                     *             }
+                     *           ],
+                     *           "user_id": 2,
+                     *           "created_at": "2026-11-22T10:00:00.000Z",
+                     *           "updated_at": "2026-11-22T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "page": {
+                     *         "next": "http://127.0.0.1:3000/api/v1/orders?limit=1&cursor=eyJ2IjoxfQ.c2ln",
+                     *         "cursor": "eyJ2IjoxfQ.c2ln",
+                     *         "total": 3
+                     *       }
+                     *     }
+                     */
+                    "application/vnd.contract-api.sparse+json": components["schemas"]["SparseOrderPage"];
                 };
             };
             304: components["responses"]["NotModified"];
@@ -1980,7 +2225,7 @@ export interface operations {
     getOrder: {
         parameters: {
             query?: {
-                /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: id, status, total, items, user_id, created_at, updated_at. */
+                /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, status, total, items, user_id, created_at, updated_at. */
                 fields?: components["parameters"]["OrderFields"];
             };
             header?: {
@@ -2036,7 +2281,30 @@ export interface operations {
                      *       "updated_at": "2026-11-22T10:00:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["Order"] | components["schemas"]["OrderSparse"];
+                    "application/json": components["schemas"]["Order"];
+                    /**
+                     * @example {
+                     *       "id": 8,
+                     *       "status": "pending",
+                     *       "total": 19000,
+                     *       "items": [
+                     *         {
+                     *           "sku": "KB-101",
+                     *           "qty": 2,
+                     *           "unit_price": 8900
+                     *         },
+                     *         {
+                     *           "sku": "CB-404",
+                     *           "qty": 1,
+                     *           "unit_price": 1200
+                     *         }
+                     *       ],
+                     *       "user_id": 2,
+                     *       "created_at": "2026-11-22T10:00:00.000Z",
+                     *       "updated_at": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/vnd.contract-api.sparse+json": components["schemas"]["Order"] | components["schemas"]["OrderSparse"];
                 };
             };
             304: components["responses"]["NotModified"];
@@ -2281,7 +2549,7 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
                 cursor?: components["parameters"]["Cursor"];
-                /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: sku, qty, unit_price. */
+                /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: sku, qty, unit_price. */
                 fields?: components["parameters"]["OrderItemFields"];
             };
             header?: {
@@ -2333,6 +2601,24 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["OrderItemList"];
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "sku": "KB-101",
+                     *           "qty": 2,
+                     *           "unit_price": 8900
+                     *         },
+                     *         {
+                     *           "sku": "CB-404",
+                     *           "qty": 1,
+                     *           "unit_price": 1200
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/vnd.contract-api.sparse+json": components["schemas"]["SparseOrderItemList"];
                 };
             };
             304: components["responses"]["NotModified"];
@@ -2597,7 +2883,7 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
                 cursor?: components["parameters"]["Cursor"];
-                /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: id, title, body, author_id, created_at, updated_at. */
+                /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, title, body, author_id, created_at, updated_at. */
                 fields?: components["parameters"]["ArticleFields"];
             };
             header?: {
@@ -2648,6 +2934,26 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["ArticlePage"];
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 4,
+                     *           "title": "Designing idempotent APIs",
+                     *           "body": "Retries are a fact of life.",
+                     *           "author_id": 1,
+                     *           "created_at": "2026-11-22T10:00:00.000Z",
+                     *           "updated_at": "2026-11-22T10:05:00.000Z"
+                     *         }
+                     *       ],
+                     *       "page": {
+                     *         "next": "http://127.0.0.1:3000/api/v1/articles?limit=1&cursor=eyJrIjpbNF19.Xk3v",
+                     *         "cursor": "eyJrIjpbNF19.Xk3v",
+                     *         "total": 3
+                     *       }
+                     *     }
+                     */
+                    "application/vnd.contract-api.sparse+json": components["schemas"]["SparseArticlePage"];
                 };
             };
             304: components["responses"]["NotModified"];
@@ -2729,7 +3035,7 @@ export interface operations {
     getArticle: {
         parameters: {
             query?: {
-                /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: id, title, body, author_id, created_at, updated_at. */
+                /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, title, body, author_id, created_at, updated_at. */
                 fields?: components["parameters"]["ArticleFields"];
             };
             header?: {
@@ -2773,7 +3079,18 @@ export interface operations {
                      *       "updated_at": "2026-11-22T10:00:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["Article"] | components["schemas"]["ArticleSparse"];
+                    "application/json": components["schemas"]["Article"];
+                    /**
+                     * @example {
+                     *       "id": 4,
+                     *       "title": "Designing idempotent APIs",
+                     *       "body": "Retries are a fact of life.",
+                     *       "author_id": 1,
+                     *       "created_at": "2026-11-22T10:00:00.000Z",
+                     *       "updated_at": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/vnd.contract-api.sparse+json": components["schemas"]["Article"] | components["schemas"]["ArticleSparse"];
                 };
             };
             304: components["responses"]["NotModified"];
@@ -2976,7 +3293,7 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
                 cursor?: components["parameters"]["Cursor"];
-                /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: id, article_id, author_id, body, created_at. */
+                /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, article_id, author_id, body, created_at. */
                 fields?: components["parameters"]["CommentFields"];
             };
             header?: {
@@ -3025,6 +3342,21 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["CommentList"];
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 6,
+                     *           "article_id": 4,
+                     *           "author_id": 2,
+                     *           "body": "Idempotency keys saved our checkout.",
+                     *           "created_at": "2026-11-22T10:05:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/vnd.contract-api.sparse+json": components["schemas"]["SparseCommentList"];
                 };
             };
             304: components["responses"]["NotModified"];
@@ -3115,7 +3447,7 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
                 cursor?: components["parameters"]["Cursor"];
-                /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: id, name, company_id, created_at. */
+                /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, name, company_id, created_at. */
                 fields?: components["parameters"]["UserFields"];
             };
             header?: {
@@ -3170,6 +3502,30 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["UserPage"];
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 1,
+                     *           "name": "Ada Lovelace",
+                     *           "company_id": 1,
+                     *           "created_at": "2026-11-22T10:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "id": 4,
+                     *           "name": "Katherine Johnson",
+                     *           "company_id": null,
+                     *           "created_at": "2026-11-22T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "page": {
+                     *         "next": null,
+                     *         "cursor": null,
+                     *         "total": 2
+                     *       }
+                     *     }
+                     */
+                    "application/vnd.contract-api.sparse+json": components["schemas"]["SparseUserPage"];
                 };
             };
             304: components["responses"]["NotModified"];
@@ -3249,7 +3605,7 @@ export interface operations {
     getUser: {
         parameters: {
             query?: {
-                /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: id, name, company_id, created_at. */
+                /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, name, company_id, created_at. */
                 fields?: components["parameters"]["UserFields"];
             };
             header?: {
@@ -3291,7 +3647,16 @@ export interface operations {
                      *       "created_at": "2026-11-22T10:00:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["User"] | components["schemas"]["UserSparse"];
+                    "application/json": components["schemas"]["User"];
+                    /**
+                     * @example {
+                     *       "id": 2,
+                     *       "name": "Grace Hopper",
+                     *       "company_id": 1,
+                     *       "created_at": "2026-11-22T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/vnd.contract-api.sparse+json": components["schemas"]["User"] | components["schemas"]["UserSparse"];
                 };
             };
             304: components["responses"]["NotModified"];
@@ -3319,7 +3684,7 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
                 cursor?: components["parameters"]["Cursor"];
-                /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: id, status, total, items, user_id, created_at, updated_at. */
+                /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: id, status, total, items, user_id, created_at, updated_at. */
                 fields?: components["parameters"]["OrderFields"];
             };
             header?: {
@@ -3381,6 +3746,34 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["UserOrderList"];
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 8,
+                     *           "status": "pending",
+                     *           "total": 19000,
+                     *           "items": [
+                     *             {
+                     *               "sku": "KB-101",
+                     *               "qty": 2,
+                     *               "unit_price": 8900
+                     *             },
+                     *             {
+                     *               "sku": "CB-404",
+                     *               "qty": 1,
+                     *               "unit_price": 1200
+                     *             }
+                     *           ],
+                     *           "user_id": 2,
+                     *           "created_at": "2026-11-22T10:00:00.000Z",
+                     *           "updated_at": "2026-11-22T10:05:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/vnd.contract-api.sparse+json": components["schemas"]["SparseUserOrderList"];
                 };
             };
             304: components["responses"]["NotModified"];
@@ -3404,7 +3797,7 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
                 cursor?: components["parameters"]["Cursor"];
-                /** @description Comma-separated field names; each record then carries exactly those fields. Allowed: sku, name, price. */
+                /** @description Comma-separated field names; each record then carries exactly those fields. Needs `Accept: application/vnd.contract-api.sparse+json`, the media type of the answer (406 SPARSE_NOT_ACCEPTABLE without it). Allowed: sku, name, price. */
                 fields?: components["parameters"]["ProductFields"];
             };
             header?: {
@@ -3452,6 +3845,23 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["ProductPage"];
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "sku": "KB-101",
+                     *           "name": "Mechanical keyboard",
+                     *           "price": 8900
+                     *         }
+                     *       ],
+                     *       "page": {
+                     *         "next": "http://127.0.0.1:3000/api/v1/products?limit=1&cursor=eyJrIjpbNF19.Xk3v",
+                     *         "cursor": "eyJrIjpbNF19.Xk3v",
+                     *         "total": 6
+                     *       }
+                     *     }
+                     */
+                    "application/vnd.contract-api.sparse+json": components["schemas"]["SparseProductPage"];
                 };
             };
             304: components["responses"]["NotModified"];

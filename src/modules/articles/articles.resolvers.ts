@@ -10,7 +10,7 @@ import mercurius from 'mercurius'
 import { subscriptionError } from '../../graphql/errors.ts'
 import { resolvingEvent, subscribeAfter } from '../../graphql/event-replay.ts'
 import type { Comment } from '../../contract-types.ts'
-import { toConnection } from '../../graphql/connection.ts'
+import { toConnection, totalCountOf } from '../../graphql/connection.ts'
 import { toGlobalId } from '../../graphql/global-id.ts'
 import { lookupPerSize } from '../../pagination/per-parent.ts'
 import type { PageCursors } from '../../pagination/keyset-page.ts'
@@ -19,15 +19,22 @@ import type { Page } from '../../pagination/page.ts'
 export const articleResolvers: Resolvers = {
   Query: {
     article: (_, args, ctx) => orNull(ctx.app.services.articles.get(callerOf(ctx), parseId(args.id, 'id', 'Article'))),
+    // No total: the lists show none, and a connection counts only when totalCount is selected.
     articles: async (_, args, ctx) => {
-      const page = await ctx.app.services.articles.list(callerOf(ctx), pageOf(args))
+      const page = await ctx.app.services.articles.list(callerOf(ctx), pageOf(args), { total: false })
       return page.data.map((article, index) => ({ ...article, cursor: page.cursors![index]! }))
     },
     articlesConnection: async (_, args, ctx) => {
-      const page = await ctx.app.services.articles.list(callerOf(ctx), pageOf(args))
-      return toConnection({ ...page, data: page.data.map((article, index) => ({ ...article, cursor: page.cursors![index]! })) }, args.after)
+      const caller = callerOf(ctx)
+      const page = await ctx.app.services.articles.list(caller, pageOf(args), { total: false })
+      return toConnection(
+        { ...page, data: page.data.map((article, index) => ({ ...article, cursor: page.cursors![index]! })) },
+        args.after,
+        () => ctx.app.services.articles.count(caller),
+      )
     },
   },
+  ArticleConnection: { totalCount: totalCountOf },
   Mutation: {
     createArticle: (_, args, ctx) =>
       namedAsArguments(

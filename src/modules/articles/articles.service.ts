@@ -63,7 +63,18 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
     })
 
   return {
-    async list(caller: Caller, query: { sort?: string | undefined; cursor?: string | undefined; limit: number }): Promise<Page<Article>> {
+    /** How many articles `list` pages through: envelope A's `page.total`, GraphQL's totalCount. */
+    async count(caller: Caller): Promise<number> {
+      authorize(caller, 'listArticles')
+      return repository.countArticles(db)
+    },
+
+    /** A page of articles; the total (envelope A) is counted only when asked for, else the page's length. */
+    async list(
+      caller: Caller,
+      query: { sort?: string | undefined; cursor?: string | undefined; limit: number },
+      needs: { total: boolean } = { total: true },
+    ): Promise<Page<Article>> {
       authorize(caller, 'listArticles')
       const position = startOfPage(
         cursors,
@@ -74,12 +85,12 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
       )
       const [rows, total] = await Promise.all([
         repository.findArticlePage(db, { sort: position.sortBy, after: position.after, limit: query.limit }),
-        repository.countArticles(db),
+        needs.total ? repository.countArticles(db) : undefined,
       ])
       const page = cutPage(rows, query.limit, (row) =>
         cursors.encode({ list: 'articles', sort: position.sort, filter: {}, key: [sortKeyOf(row, position.sortBy.field), row.id] }),
       )
-      return { data: page.rows.map(toArticle), total, nextCursor: page.nextCursor, cursors: page.cursors }
+      return { data: page.rows.map(toArticle), total: total ?? page.rows.length, nextCursor: page.nextCursor, cursors: page.cursors }
     },
 
     async get(caller: Caller, id: number): Promise<Article> {

@@ -29,7 +29,7 @@ import { authorize, isOwnerOrAdmin } from '../../auth/policy.ts'
 import type { ServiceOperation } from '../../generated/required-scopes.ts'
 import { subscriptionError } from '../../graphql/errors.ts'
 import { resolvingEvent, subscribeAfter } from '../../graphql/event-replay.ts'
-import { toConnection } from '../../graphql/connection.ts'
+import { toConnection, totalCountOf } from '../../graphql/connection.ts'
 import { toGlobalId } from '../../graphql/global-id.ts'
 import {
   type SelectedFields,
@@ -127,19 +127,25 @@ export const orderResolvers: Resolvers = {
     },
 
     ordersConnection: async (_, args, ctx, info) => {
-      const page = await ctx.app.services.orders.listWithRelated(
-        callerOf(ctx),
-        {
-          status: args.status ?? undefined,
-          userId: args.userId == null ? undefined : parseId(args.userId, 'userId', 'User'),
-          ...pageOf(args),
-        },
-        { cursors: 'every', relations: orderRelationsOf(selectedFieldsAt(info, ['edges', 'node']), info) },
-      )
+      const caller = callerOf(ctx)
+      const query = {
+        status: args.status ?? undefined,
+        userId: args.userId == null ? undefined : parseId(args.userId, 'userId', 'User'),
+        ...pageOf(args),
+      }
+      const page = await ctx.app.services.orders.listWithRelated(caller, query, {
+        cursors: 'every',
+        relations: orderRelationsOf(selectedFieldsAt(info, ['edges', 'node']), info),
+      })
       // The deprecated Order.cursor still answers with the record's position in this list.
-      return toConnection({ ...page, data: page.data.map((order, index) => ({ ...order, cursor: page.cursors![index]! })) }, args.after)
+      return toConnection(
+        { ...page, data: page.data.map((order, index) => ({ ...order, cursor: page.cursors![index]! })) },
+        args.after,
+        () => ctx.app.services.orders.count(caller, query),
+      )
     },
   },
+  OrderConnection: { totalCount: totalCountOf },
 
   Mutation: {
     createOrder: (_, args, ctx) =>

@@ -302,6 +302,16 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
     },
 
     /**
+     * How many orders `list` pages through for this query, over all pages: envelope A's
+     * `page.total`, for GraphQL's OrderConnection.totalCount. The same rules and filters as `list`
+     * (a cursor's own filter included); one count statement.
+     */
+    async count(caller: Caller, query: OrderListQuery): Promise<number> {
+      checkList(caller, query)
+      return repository.countOrders(db, startOf(caller, query, 'orders').filter)
+    },
+
+    /**
      * `list` for a plan (GraphQL's Query.orders): the same orders under the same rules, each with
      * the relations asked for read in the same statement. No total: a plan's lists show none.
      */

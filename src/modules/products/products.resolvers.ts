@@ -3,17 +3,23 @@ import type { Resolvers } from '../../generated/graphql/types.ts'
 import { pageOf } from '../../graphql/arguments.ts'
 import { callerOf } from '../../graphql/caller.ts'
 import { idempotencyClaimOf, namedAsArguments, payloadOf } from '../../graphql/mutations.ts'
-import { toConnection } from '../../graphql/connection.ts'
+import { toConnection, totalCountOf } from '../../graphql/connection.ts'
 
 export const productResolvers: Resolvers = {
   Query: {
     product: async (_, args, ctx) => (await ctx.app.services.products.productsBySkus(callerOf(ctx), [args.sku])).get(args.sku) ?? null,
+    // No total: the lists show none, and a connection counts only when totalCount is selected.
     products: async (_, args, ctx) => {
-      const page = await ctx.app.services.products.list(callerOf(ctx), pageOf(args))
+      const page = await ctx.app.services.products.list(callerOf(ctx), pageOf(args), { total: false })
       return page.data
     },
-    productsConnection: async (_, args, ctx) => toConnection(await ctx.app.services.products.list(callerOf(ctx), pageOf(args)), args.after),
+    productsConnection: async (_, args, ctx) => {
+      const caller = callerOf(ctx)
+      const page = await ctx.app.services.products.list(caller, pageOf(args), { total: false })
+      return toConnection(page, args.after, () => ctx.app.services.products.count(caller))
+    },
   },
+  ProductConnection: { totalCount: totalCountOf },
   Mutation: {
     createProduct: (_, args, ctx) =>
       namedAsArguments(

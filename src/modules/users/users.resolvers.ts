@@ -5,7 +5,7 @@ import { pageOf, parseCount, parseId } from '../../graphql/arguments.ts'
 import { callerOf } from '../../graphql/caller.ts'
 import { idempotencyClaimOf, namedAsArguments, payloadOf } from '../../graphql/mutations.ts'
 import { orNull } from '../../graphql/or-null.ts'
-import { toConnection } from '../../graphql/connection.ts'
+import { toConnection, totalCountOf } from '../../graphql/connection.ts'
 import { type SelectedFields, selectedFields, selectedFieldsAt, selectedFieldsOf } from '../../graphql/selects-field.ts'
 import { type GraphQLResolveInfo, getArgumentValues, isObjectType } from 'graphql'
 import type { MercuriusContext } from 'mercurius'
@@ -62,15 +62,16 @@ export const userResolvers: Resolvers = {
       })
       return page.data.map((user) => ({ ...user, cursor: ctx.app.services.users.cursorOf(user) }))
     },
-    usersConnection: async (_, args, ctx, info) =>
-      toConnection(
-        await ctx.app.services.users.list(callerOf(ctx), pageOf(args), {
-          total: false,
-          relations: userRelationsOf(selectedFieldsAt(info, ['edges', 'node'])),
-        }),
-        args.after,
-      ),
+    usersConnection: async (_, args, ctx, info) => {
+      const caller = callerOf(ctx)
+      const page = await ctx.app.services.users.list(caller, pageOf(args), {
+        total: false,
+        relations: userRelationsOf(selectedFieldsAt(info, ['edges', 'node'])),
+      })
+      return toConnection(page, args.after, () => ctx.app.services.users.count(caller))
+    },
   },
+  UserConnection: { totalCount: totalCountOf },
   Mutation: {
     createUser: (_, args, ctx) =>
       namedAsArguments(

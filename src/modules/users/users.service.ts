@@ -109,6 +109,12 @@ export function createUsersService({ db, cursors, commands }: Pick<ServiceDepend
       return answers
     },
 
+    /** How many users `list` pages through (admin): envelope A's `page.total`, GraphQL's totalCount. */
+    async count(caller: Caller): Promise<number> {
+      authorize(caller, 'listUsers')
+      return repository.countUsers(db)
+    },
+
     /**
      * A page of users (admin), with the relations asked for read in the same statement. The
      * total (envelope A) is counted only when asked for; a list that shows none carries the

@@ -23,7 +23,11 @@ t.test('articles: create (201, Location), read by any valid token, list in envel
   t.equal(list.json().data[0].id, article.id, 'newest first')
   t.equal(list.json().page.total, 4)
   t.type(list.json().page.next, 'string')
-  const titles = await app.inject({ method: 'GET', url: '/api/v1/articles?sort=id&fields=id', headers: reader })
+  const titles = await app.inject({
+    method: 'GET',
+    url: '/api/v1/articles?sort=id&fields=id',
+    headers: { ...reader, accept: 'application/vnd.contract-api.sparse+json' },
+  })
   const ids = titles.json().data.map((a: { id: number }) => a.id)
   t.same(
     ids,

@@ -110,11 +110,19 @@ t.test('bad list parameters are 400 problems naming the parameter', async (t) =>
 
 t.test('fields= returns exactly the named fields, on lists and single records', async (t) => {
   const app = await build(t)
-  const list = await app.inject({ method: 'GET', url: '/api/v1/orders?fields=id,total', headers: grace })
+  const list = await app.inject({
+    method: 'GET',
+    url: '/api/v1/orders?fields=id,total',
+    headers: { ...grace, accept: 'application/vnd.contract-api.sparse+json' },
+  })
   t.equal(list.statusCode, 200)
   for (const order of list.json().data) t.same(Object.keys(order), ['id', 'total'])
   const id = list.json().data[0].id
-  const one = await app.inject({ method: 'GET', url: `/api/v1/orders/${id}?fields=status`, headers: grace })
+  const one = await app.inject({
+    method: 'GET',
+    url: `/api/v1/orders/${id}?fields=status`,
+    headers: { ...grace, accept: 'application/vnd.contract-api.sparse+json' },
+  })
   t.same(Object.keys(one.json()), ['status'])
 })
 
