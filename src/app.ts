@@ -40,6 +40,7 @@ import { createCacheInvalidator } from './graphql/cache.ts'
 import { healthRoutes } from './modules/meta/health.routes.ts'
 import { apiIndexRoutes } from './modules/meta/api-index.routes.ts'
 import { restHandlers } from './modules/rest-handlers.ts'
+import { graphqlResolvers } from './modules/graphql-resolvers.ts'
 import { graphqlPlugin } from './graphql/plugin.ts'
 import { mcpRoutes } from './mcp/plugin.ts'
 
@@ -168,7 +169,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // Deprecation headers come from the contract the app is built from (options.contracts), once per route.
   const deprecated = deprecatedOperations(contracts.openApiDocument)
   await app.register(async (api) => registerOperations(api, restHandlers({ app: api, config, served }), deprecated))
-  await app.register(graphqlPlugin, { config, sdl: contracts.graphqlSdl })
+  await app.register(graphqlPlugin, { config, sdl: contracts.graphqlSdl, schemaResolvers: graphqlResolvers() })
   // MCP for agents (decisions §13, "Agents"): the REST operations as tools, the contracts as served.
   const info = served.document.info
   await app.register(mcpRoutes, {

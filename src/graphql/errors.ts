@@ -20,7 +20,7 @@ import {
   type ErrorCode,
   type GraphqlErrorCode,
 } from '../errors.ts'
-import { requestProblem } from './request-problems.ts'
+import { requestProblem } from './http/request-problems.ts'
 
 export const GRAPHQL_RESPONSE_MEDIA_TYPE = 'application/graphql-response+json'
 

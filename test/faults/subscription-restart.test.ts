@@ -19,7 +19,7 @@ import { client, eventually, listening } from '../graphql/subscription-clients.t
 import { postgresUrl } from '../setup/templates.ts'
 import { privateClusterUnavailable, startPrivateCluster } from './private-cluster.ts'
 import { createOrderRetrying } from './retrying-create.ts'
-import { fromGlobalId, toGlobalId } from '../../src/graphql/global-id.ts'
+import { fromGlobalId, toGlobalId } from '../../src/graphql/resolving/global-id.ts'
 
 // The cluster is this test's own whatever DATABASE_URL says, so it could run in both of CI's
 // suite runs; it runs in the PostgreSQL one only, as each test spends a few seconds starting its

@@ -7,7 +7,7 @@
 import t from 'tap'
 import type { GraphQLResolveInfo } from 'graphql'
 import type { IResolverObject, MercuriusContext, MercuriusLoaders } from 'mercurius'
-import { withBatchedLoaders } from '../../src/graphql/batched-loaders.ts'
+import { withBatchedLoaders } from '../../src/graphql/resolving/batched-loaders.ts'
 import { ApiError } from '../../src/errors.ts'
 
 type Resolve = (obj: unknown, params: unknown, context: MercuriusContext, info: GraphQLResolveInfo) => Promise<unknown>

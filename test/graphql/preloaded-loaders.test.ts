@@ -6,7 +6,7 @@
 import t from 'tap'
 import type { GraphQLResolveInfo } from 'graphql'
 import type { IResolverObject, MercuriusContext } from 'mercurius'
-import { type LoaderQuery, withBatchedLoaders } from '../../src/graphql/batched-loaders.ts'
+import { type LoaderQuery, withBatchedLoaders } from '../../src/graphql/resolving/batched-loaders.ts'
 
 type Resolve = (obj: unknown, params: unknown, context: MercuriusContext, info: GraphQLResolveInfo) => unknown
 type Order = { id: number; related?: { user?: string | null } }

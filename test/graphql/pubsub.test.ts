@@ -11,7 +11,7 @@ import { runInNewContext } from 'node:vm'
 import { build, tokenFor } from '../helper.ts'
 import { SLOW_SUBSCRIBER_CLOSE_CODE, type BoundedPubSub } from '../../src/graphql/pubsub.ts'
 import { eventually, listening, rawConnection } from './subscription-clients.ts'
-import { toGlobalId } from '../../src/graphql/global-id.ts'
+import { toGlobalId } from '../../src/graphql/resolving/global-id.ts'
 
 setFlagsFromString('--expose-gc')
 const collectGarbage = runInNewContext('gc') as () => void

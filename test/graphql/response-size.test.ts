@@ -4,7 +4,7 @@
  */
 import t from 'tap'
 import { GraphQLError } from 'graphql'
-import { jsonLongerThan } from '../../src/graphql/response-size.ts'
+import { jsonLongerThan } from '../../src/graphql/limits/response-size.ts'
 
 const values: Array<[string, unknown]> = [
   ['null', null],

@@ -9,7 +9,7 @@
 import type { FastifyRequest } from 'fastify'
 import { getOperationAST, GraphQLError, Kind, parse, type DocumentNode } from 'graphql'
 import type { PersistedQueryProvider } from 'mercurius'
-import { notExecutable } from './limits.ts'
+import { notExecutable } from '../limits/limits.ts'
 import { isObject } from './request-problems.ts'
 
 /** The document text a GET carries, or the persisted one its hash names (undefined when unknown). */

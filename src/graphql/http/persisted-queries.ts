@@ -1,7 +1,7 @@
 /** Which persisted queries the endpoint runs: an allow-list (GRAPHQL_PERSISTED_ONLY) or any, by automatic persisted queries. */
 import { readFileSync } from 'node:fs'
 import mercurius, { type PersistedQueryProvider } from 'mercurius'
-import { ApiError } from '../errors.ts'
+import { ApiError } from '../../errors.ts'
 
 function loadManifest(path: string): Record<string, string> {
   try {

@@ -6,7 +6,7 @@
  * request's variables.
  */
 import type { FieldNode, FragmentDefinitionNode, GraphQLResolveInfo, SelectionSetNode } from 'graphql'
-import { isIncluded } from './executing-operation.ts'
+import { isIncluded } from '../limits/executing-operation.ts'
 
 /** What a selection is read against: the document's fragments and the request's coerced variables. */
 export type SelectionContext = Pick<GraphQLResolveInfo, 'fragments' | 'variableValues'>

@@ -4,9 +4,9 @@
  * return, not by the GraphQL shape). A record reached through a list carries its `cursor` there.
  */
 import type { Article, Comment, OrderItem, Product, User } from '../contract-types.ts'
-import type { OrderWithRelated } from '../modules/orders/orders.service.ts'
-import type { Company, UserWithRelated } from '../modules/users/users.service.ts'
-import type { Connection, Edge } from './connection.ts'
+import type { OrderWithRelated } from './orders/orders.service.ts'
+import type { Company, UserWithRelated } from './users/users.service.ts'
+import type { Connection, Edge } from '../graphql/resolving/connection.ts'
 
 type Listed<T> = T & { cursor?: string }
 

@@ -7,8 +7,8 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { valueFromASTUntyped, visit, type DocumentNode, type ValueNode } from 'graphql'
-import { validationFailed, type FieldError } from '../errors.ts'
-import { findUnstorableText } from '../storable-text.ts'
+import { validationFailed, type FieldError } from '../../errors.ts'
+import { findUnstorableText } from '../../storable-text.ts'
 
 function errorsIn(value: unknown, root: string, location: 'argument' | 'variable'): FieldError[] {
   return findUnstorableText(value).map(({ path, message }) => ({ in: location, name: [root, ...path].join('.'), message }))

@@ -1,7 +1,7 @@
 /** Who is asking: the caller a resolver acts for, from Mercurius' context. */
 import type { MercuriusContext } from 'mercurius'
-import type { Caller } from '../auth/caller.ts'
-import { credentialRequired } from '../errors.ts'
+import type { Caller } from '../../auth/caller.ts'
+import { credentialRequired } from '../../errors.ts'
 
 export function callerOf(context: MercuriusContext): Caller {
   return context.caller

@@ -1,7 +1,7 @@
 /** Reading GraphQL arguments as domain values, with the same bounds REST has. */
-import { badRequest } from '../errors.ts'
-import { parsePageSize } from '../pagination/page-size.ts'
-import { parseRecordId, RECORD_ID_RULE } from '../record-id.ts'
+import { badRequest } from '../../errors.ts'
+import { parsePageSize } from '../../pagination/page-size.ts'
+import { parseRecordId, RECORD_ID_RULE } from '../../record-id.ts'
 import { fromGlobalId, type NumberKeyedNodeType } from './global-id.ts'
 
 /**

@@ -2,13 +2,13 @@
  * Resolvers and loaders of every module, merged for Mercurius. Each module's resolvers call the
  * same service functions its REST routes call.
  */
-import { articleLoaders, articleResolvers } from '../modules/articles/articles.resolvers.ts'
-import { orderLoaders, orderResolvers } from '../modules/orders/orders.resolvers.ts'
-import { productResolvers } from '../modules/products/products.resolvers.ts'
-import { userLoaders, userResolvers } from '../modules/users/users.resolvers.ts'
+import { articleLoaders, articleResolvers } from './articles/articles.resolvers.ts'
+import { orderLoaders, orderResolvers } from './orders/orders.resolvers.ts'
+import { productResolvers } from './products/products.resolvers.ts'
+import { userLoaders, userResolvers } from './users/users.resolvers.ts'
 import type { Resolvers } from '../generated/graphql/types.ts'
-import type { Loaders } from './loaders.ts'
-import { nodeResolvers } from './node.ts'
+import type { Loaders, SchemaResolvers } from '../graphql/resolving/loaders.ts'
+import { nodeResolvers } from '../graphql/resolving/node.ts'
 
 /** The modules' maps of type → field → function as one, refusing a field that two modules define. */
 function merge<FieldMaps extends Record<string, object | undefined>>(...maps: FieldMaps[]): FieldMaps {
@@ -25,14 +25,8 @@ function merge<FieldMaps extends Record<string, object | undefined>>(...maps: Fi
   return merged as FieldMaps
 }
 
-/**
- * The generated resolver map less what Mercurius' resolver maps have no place for: the Node
- * interface's `__resolveType` (graphql's default type resolver reads the `__typename` tag node.ts
- * puts on what node/nodes return) and its types' `__isTypeOf`. None of them is ever set.
- */
-type ObjectResolvers = { [Type in Exclude<keyof Resolvers, 'Node'>]?: Omit<NonNullable<Resolvers[Type]>, '__isTypeOf'> }
-
-export function graphqlResolvers(): { resolvers: ObjectResolvers; loaders: Loaders } {
+/** The schema's resolvers map, which src/app.ts hands to the GraphQL plugin (as rest-handlers.ts to the router). */
+export function graphqlResolvers(): SchemaResolvers {
   return {
     resolvers: merge<Resolvers>(nodeResolvers, orderResolvers, userResolvers, productResolvers, articleResolvers),
     loaders: merge<Loaders>(orderLoaders, userLoaders, articleLoaders),

@@ -8,7 +8,7 @@
  * type and a canonical key, so that no two texts name one record (a cache keyed by id never holds
  * one record twice) and no text reaches another record than the one it names.
  */
-import { parseRecordId } from '../record-id.ts'
+import { parseRecordId } from '../../record-id.ts'
 
 /** The types that implement Node (schema.graphql); Item has no identity of its own. */
 export const NODE_TYPES = ['User', 'Company', 'Order', 'Product', 'Author', 'Article', 'Comment'] as const

@@ -1,5 +1,5 @@
 /** Nullable single-record fields: a record the caller cannot find is null, not an error. */
-import { ApiError } from '../errors.ts'
+import { ApiError } from '../../errors.ts'
 
 /** null instead of NOT_FOUND, for nullable single-record fields such as Query.order. */
 export async function orNull<T>(lookup: Promise<T>): Promise<T | null> {

@@ -45,7 +45,7 @@ import {
   type GraphQLSchema,
   type SelectionSetNode,
 } from 'graphql'
-import { DEFAULT_PAGE_SIZE } from '../pagination/page-size.ts'
+import { DEFAULT_PAGE_SIZE } from '../../pagination/page-size.ts'
 import { isIncluded, type ExecutingOperation } from './executing-operation.ts'
 
 /** A list without `first`/`last` returns a page of the default size, so it costs that many. */

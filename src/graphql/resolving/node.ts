@@ -11,8 +11,8 @@
  * the record, null when none exists, or that lookup's error (FORBIDDEN) at the id's index.
  */
 import type { MercuriusContext } from 'mercurius'
-import type { QueryResolvers, Resolvers, ResolversInterfaceTypes, ResolversTypes } from '../generated/graphql/types.ts'
-import { ApiError, badRequest } from '../errors.ts'
+import type { QueryResolvers, Resolvers, ResolversInterfaceTypes, ResolversTypes } from '../../generated/graphql/types.ts'
+import { ApiError, badRequest } from '../../errors.ts'
 import { callerOf } from './caller.ts'
 import { fromGlobalId, type NodeType, type NumberKeyedNodeType, toGlobalId } from './global-id.ts'
 

@@ -29,11 +29,11 @@ import {
 // exported): aliases are separate fields, one response key is one execution, @skip/@include apply.
 import { collectFields } from 'graphql/execution/collectFields.js'
 import type { MercuriusContext, PreExecutionHookResponse } from 'mercurius'
-import type { AppConfig } from '../config.ts'
-import { ApiError } from '../errors.ts'
+import type { AppConfig } from '../../config.ts'
+import { ApiError } from '../../errors.ts'
 import type { CostBucket } from './cost-bucket.ts'
 import { operationCost, priceOperation, type OperationPrice } from './cost.ts'
-import { locatedApiError } from './errors.ts'
+import { locatedApiError } from '../errors.ts'
 import {
   executingOperation,
   isIncluded,
@@ -41,7 +41,7 @@ import {
   requestedVariables,
   type ExecutingOperation,
 } from './executing-operation.ts'
-import type { CostReport } from './context.ts'
+import type { CostReport } from '../context.ts'
 import { createMeasuresCache } from './measures-cache.ts'
 
 /**

@@ -12,7 +12,7 @@
  */
 import type { GraphQLResolveInfo } from 'graphql'
 import type { MercuriusContext } from 'mercurius'
-import type { Resolvers } from '../generated/graphql/types.ts'
+import type { Resolvers } from '../../generated/graphql/types.ts'
 
 type RootType = 'Query' | 'Mutation' | 'Subscription'
 type FieldsOf<Type extends keyof Resolvers> = Exclude<keyof NonNullable<Resolvers[Type]>, `__${string}`>
@@ -36,4 +36,17 @@ export type Loaders = {
   [Type in Exclude<keyof Resolvers, RootType | 'DateTime'>]?: {
     [Field in FieldsOf<Type>]?: FieldLoader<NonNullable<NonNullable<Resolvers[Type]>[Field]>>
   }
+}
+
+/**
+ * The generated resolver map less what Mercurius' resolver maps have no place for: the Node
+ * interface's `__resolveType` (graphql's default type resolver reads the `__typename` tag node.ts
+ * puts on what node/nodes return) and its types' `__isTypeOf`. None of them is ever set.
+ */
+type ObjectResolvers = { [Type in Exclude<keyof Resolvers, 'Node'>]?: Omit<NonNullable<Resolvers[Type]>, '__isTypeOf'> }
+
+/** What the GraphQL plugin serves: every module's resolvers and loaders (src/modules/graphql-resolvers.ts). */
+export interface SchemaResolvers {
+  resolvers: ObjectResolvers
+  loaders: Loaders
 }

@@ -18,9 +18,9 @@
  */
 import type { ExecutionResult, GraphQLError } from 'graphql'
 import type { MercuriusContext } from 'mercurius'
-import { ApiError } from '../errors.ts'
-import { locatedApiError } from './errors.ts'
-import { isObject } from './request-problems.ts'
+import { ApiError } from '../../errors.ts'
+import { locatedApiError } from '../errors.ts'
+import { isObject } from '../http/request-problems.ts'
 
 /** Characters JSON.stringify writes escaped: `"`, `\` and the control characters. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what JSON escapes.

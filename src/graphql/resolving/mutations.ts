@@ -1,8 +1,8 @@
 /** What mutations share: idempotency by argument, the written record as payload, offending fields named as arguments. */
 import type { MercuriusContext } from 'mercurius'
-import { checkIdempotencyKey, type IdempotencyClaim } from '../db/idempotency.ts'
-import type { Written } from '../db/transaction.ts'
-import { ApiError } from '../errors.ts'
+import { checkIdempotencyKey, type IdempotencyClaim } from '../../db/idempotency.ts'
+import type { Written } from '../../db/transaction.ts'
+import { ApiError } from '../../errors.ts'
 
 /**
  * What a mutation that takes an `idempotencyKey` claims: run once per key, exactly like a REST POST

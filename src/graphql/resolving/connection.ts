@@ -3,7 +3,7 @@
  * outside the record, so a normalized client cache keeps one record per id whichever list fetched
  * it (the record-carried `cursor` field it replaces is deprecated). Connections page forward only.
  */
-import type { Page } from '../pagination/page.ts'
+import type { Page } from '../../pagination/page.ts'
 
 export interface Edge<T> {
   cursor: string

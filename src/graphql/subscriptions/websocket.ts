@@ -33,10 +33,10 @@ import type { FastifyInstance } from 'fastify'
 import type { GraphQLError } from 'graphql'
 import type { IncomingMessage } from 'node:http'
 import type { WebSocket } from 'ws'
-import type { Caller } from '../auth/caller.ts'
-import { ApiError, credentialRequired } from '../errors.ts'
-import { exceedsTokens, tooManyTokensMessage } from './document-tokens.ts'
-import { locatedApiError } from './errors.ts'
+import type { Caller } from '../../auth/caller.ts'
+import { ApiError, credentialRequired } from '../../errors.ts'
+import { exceedsTokens, tooManyTokensMessage } from '../limits/document-tokens.ts'
+import { locatedApiError } from '../errors.ts'
 
 const CLOSE_INVALID_MESSAGE = 4400
 const CLOSE_UNAUTHORIZED = 4401

@@ -22,7 +22,7 @@ import {
 // name → graphql's own error; variables coerced with their declared defaults.
 import { buildExecutionContext } from 'graphql/execution/execute.js'
 import type { MercuriusContext } from 'mercurius'
-import { isObject } from './request-problems.ts'
+import { isObject } from '../http/request-problems.ts'
 
 export interface ExecutingOperation {
   operation: OperationDefinitionNode

@@ -14,8 +14,8 @@ import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import { findProjectRoot } from '../contracts.ts'
-import { ApiError } from '../errors.ts'
+import { findProjectRoot } from '../../contracts.ts'
+import { ApiError } from '../../errors.ts'
 
 interface Asset {
   /** Where the file is: a package's own file, or one of graphiql/ in this project. */
@@ -66,7 +66,7 @@ function packageFile(require: NodeJS.Require, name: string, file: string): { pat
  */
 function assets(): Map<string, Asset> {
   const require = createRequire(import.meta.url)
-  const ownDir = join(findProjectRoot(), 'src', 'graphql', 'graphiql')
+  const ownDir = join(findProjectRoot(), 'src', 'graphql', 'http', 'graphiql')
   const own = (file: string) => {
     const path = join(ownDir, file)
     return { path, version: createHash('sha256').update(readFileSync(path)).digest('hex').slice(0, 12) }

@@ -11,8 +11,8 @@
  */
 import type { FastifyRequest } from 'fastify'
 import { GraphQLError, parse } from 'graphql'
-import { ApiError } from '../errors.ts'
-import { nestingProblem } from './document-nesting.ts'
+import { ApiError } from '../../errors.ts'
+import { nestingProblem } from '../limits/document-nesting.ts'
 
 export const badGraphqlRequest = (detail: string) => new ApiError('BAD_REQUEST', detail)
 
