@@ -17,7 +17,7 @@
  */
 import { GraphQLScalarType, type GraphQLResolveInfo } from 'graphql'
 import type { IResolverObject, IResolvers, MercuriusContext } from 'mercurius'
-import { eventLoadError, retryingOutage } from '../event-outage.ts'
+import { eventLoadError, retryingOutage } from '../../events/event-outage.ts'
 
 /** One parent's load: Mercurius' `{ obj, params }`, and the field's resolve info. */
 export interface LoaderQuery {

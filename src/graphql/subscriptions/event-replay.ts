@@ -13,10 +13,10 @@ import type { ExecutionResult } from 'graphql'
 import type { MercuriusContext } from 'mercurius'
 import type { EventType } from '../../contract-types.ts'
 import type { DeliverableEvent } from '../../db/repositories/outbox.ts'
-import { audienceOf } from '../../modules/events/event-visibility.ts'
-import { parseEventId } from '../../modules/events/events.service.ts'
+import { audienceOf } from '../../events/event-visibility.ts'
+import { parseEventId } from '../../events/events.service.ts'
 import { subscriber } from '../resolving/caller.ts'
-import { subscribeBounded } from '../pubsub.ts'
+import { subscribeBounded } from '../../events/pubsub.ts'
 
 /** Log rows read per round trip while replaying. */
 const REPLAY_PAGE = 100

@@ -18,7 +18,7 @@ import type { WebhookDeliveryAttemptRow, WebhookDeliveryRow, WebhookEndpointRow 
 import { notFound } from '../../errors.ts'
 import { resumePosition } from '../../pagination/cursor.ts'
 import type { Page } from '../../pagination/page.ts'
-import { parseEventTypes } from '../events/events.service.ts'
+import { parseEventTypes } from '../../events/events.service.ts'
 import type { ServiceDependencies } from '../service-dependencies.ts'
 import { checkTargetUrl, resolveTarget } from './webhook-target.ts'
 import {

@@ -10,8 +10,8 @@ import type { Caller } from '../../../src/auth/caller.ts'
 import type { Event } from '../../../src/contract-types.ts'
 import { pruneEventLog } from '../../../src/db/repositories/outbox.ts'
 import { ApiError } from '../../../src/errors.ts'
-import { audienceOf, canSee, type EventAudience } from '../../../src/modules/events/event-visibility.ts'
-import { visibleEventsAfter } from '../../../src/modules/events/events.repository.ts'
+import { audienceOf, canSee, type EventAudience } from '../../../src/events/event-visibility.ts'
+import { visibleEventsAfter } from '../../../src/events/events.repository.ts'
 import { bearer, build } from '../../helper.ts'
 
 const caller = (userId: number, scopes: string[]): Caller => ({

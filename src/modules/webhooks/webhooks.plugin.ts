@@ -13,10 +13,10 @@
  * logs and retries on the next tick, losing nothing (the deliveries are rows).
  */
 import fp from 'fastify-plugin'
-import type { AppConfig } from '../config.ts'
-import { createEventsService } from '../modules/events/events.service.ts'
-import { createWebhookWorker } from '../modules/webhooks/webhook-worker.ts'
-import { untracedBackground } from './tracing.ts'
+import type { AppConfig } from '../../config.ts'
+import { createEventsService } from '../../events/events.service.ts'
+import { createWebhookWorker } from './webhook-worker.ts'
+import { untracedBackground } from '../../events/background.ts'
 
 export default fp<{ config: AppConfig['webhooks'] }>(
   async function webhooks(app, options) {

@@ -5,15 +5,14 @@
  * it through `readAfter`, so they see the same events in the same order.
  */
 import type { Kysely } from 'kysely'
-import type { Event, EventType } from '../../contract-types.ts'
-import type { DeliverableEvent, EventPayloads } from '../../db/repositories/outbox.ts'
-import { prunedThrough, RELAY_BATCH, relayOutboxBatch } from '../../db/repositories/outbox.ts'
-import type { Database } from '../../db/schema.ts'
-import { ApiError, badRequest, type ProblemLocation, validationFailed } from '../../errors.ts'
-import type { Caller } from '../../auth/caller.ts'
-import type { Page } from '../../pagination/page.ts'
-import { resumePosition } from '../../pagination/cursor.ts'
-import type { ServiceDependencies } from '../service-dependencies.ts'
+import type { Event, EventType } from '../contract-types.ts'
+import type { DeliverableEvent, EventPayloads } from '../db/repositories/outbox.ts'
+import { prunedThrough, RELAY_BATCH, relayOutboxBatch } from '../db/repositories/outbox.ts'
+import type { Database } from '../db/schema.ts'
+import { ApiError, badRequest, type ProblemLocation, validationFailed } from '../errors.ts'
+import type { Caller } from '../auth/caller.ts'
+import type { Page } from '../pagination/page.ts'
+import { type CursorCodec, resumePosition } from '../pagination/cursor.ts'
 import { audienceOf, type EventAudience } from './event-visibility.ts'
 import { readEventLog } from './events.repository.ts'
 
@@ -101,7 +100,7 @@ async function relayCommittedEvents(db: Kysely<Database>): Promise<void> {
   }
 }
 
-export function createEventsService({ db, cursors }: Pick<ServiceDependencies, 'db' | 'cursors'>) {
+export function createEventsService({ db, cursors }: { db: Kysely<Database>; cursors: CursorCodec }) {
   /**
    * The events `audience` may see after seq `after`, oldest first, of `types` (all when
    * undefined), at most `limit` rows looked at. `after` 0 is the start of the log: the oldest

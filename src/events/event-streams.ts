@@ -22,11 +22,11 @@
  * reader goes, when reading the log fails (the reader resumes with Last-Event-ID) and on shutdown.
  */
 import type { FastifyBaseLogger, FastifyReply } from 'fastify'
-import type { Caller } from '../../auth/caller.ts'
-import type { Event, EventType } from '../../contract-types.ts'
-import type { DeliverableEvent } from '../../db/repositories/outbox.ts'
-import { ApiError } from '../../errors.ts'
-import type { EventFeed } from '../../events/event-feed.ts'
+import type { Caller } from '../auth/caller.ts'
+import type { Event, EventType } from '../contract-types.ts'
+import type { DeliverableEvent } from '../db/repositories/outbox.ts'
+import { ApiError } from '../errors.ts'
+import type { EventFeed } from './event-feed.ts'
 import { audienceOf, canSee } from './event-visibility.ts'
 import type { EventsService } from './events.service.ts'
 import { toEvent } from './events.service.ts'

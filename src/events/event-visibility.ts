@@ -10,9 +10,9 @@
  * contracts require of getOrder): the rules of GET /orders/{id} and GET /articles.
  */
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely'
-import type { Caller } from '../../auth/caller.ts'
-import { permits } from '../../auth/policy.ts'
-import type { Database } from '../../db/schema.ts'
+import type { Caller } from '../auth/caller.ts'
+import { permits } from '../auth/policy.ts'
+import type { Database } from '../db/schema.ts'
 
 export interface EventAudience {
   /** An admin: every event. */

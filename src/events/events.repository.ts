@@ -1,8 +1,8 @@
 /** All SQL of the event log's readers (the outbox itself is src/db/repositories/outbox.ts). */
 import { sql } from 'kysely'
-import type { EventTopic } from '../../db/repositories/outbox.ts'
-import { type DeliverableEvent, toDeliverableEvent } from '../../db/repositories/outbox.ts'
-import type { Executor } from '../../db/executor.ts'
+import type { EventTopic } from '../db/repositories/outbox.ts'
+import { type DeliverableEvent, toDeliverableEvent } from '../db/repositories/outbox.ts'
+import type { Executor } from '../db/executor.ts'
 import { type EventAudience, visibleWhere } from './event-visibility.ts'
 
 export interface VisibleEvents {
