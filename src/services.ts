@@ -3,7 +3,7 @@
  * resolvers both reach them through `app.services`, so both styles run the same rules.
  */
 import type { Kysely } from 'kysely'
-import { createCommandValidator } from './commands/command-validation.ts'
+import { createCommandValidator } from './contract/command-validation.ts'
 import type { AppConfig } from './config.ts'
 import type { Database } from './db/schema.ts'
 import { createCursorCodec } from './pagination/cursor.ts'

@@ -4,7 +4,7 @@
  */
 import type { ColumnType, Generated, Selectable } from 'kysely'
 // The contract's order status is the column's type: one list of states, written in openapi.yaml.
-import type { OrderStatus } from '../contract-types.ts'
+import type { OrderStatus } from '../contract/contract-types.ts'
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>
 type UpdatedAt = ColumnType<Date, Date | string | undefined, Date | string>

@@ -23,7 +23,7 @@
  */
 import type { FastifyBaseLogger, FastifyReply } from 'fastify'
 import type { Caller } from '../auth/caller.ts'
-import type { Event, EventType } from '../contract-types.ts'
+import type { Event, EventType } from '../contract/contract-types.ts'
 import type { DeliverableEvent } from '../db/repositories/outbox.ts'
 import { ApiError } from '../errors.ts'
 import type { EventFeed } from './event-feed.ts'

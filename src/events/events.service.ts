@@ -5,7 +5,7 @@
  * it through `readAfter`, so they see the same events in the same order.
  */
 import type { Kysely } from 'kysely'
-import type { Event, EventType } from '../contract-types.ts'
+import type { Event, EventType } from '../contract/contract-types.ts'
 import type { DeliverableEvent, EventPayloads } from '../db/repositories/outbox.ts'
 import { prunedThrough, RELAY_BATCH, relayOutboxBatch } from '../db/repositories/outbox.ts'
 import type { Database } from '../db/schema.ts'

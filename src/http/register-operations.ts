@@ -9,7 +9,7 @@ import { operationIds, operations, type OperationId } from '../generated/openapi
 import type { operations as ContractOperations } from '../generated/openapi/paths.ts'
 import { ApiError, validationFailed } from '../errors.ts'
 import { requireCaller } from '../plugins/auth.ts'
-import { unstorableTextErrors } from './validation.ts'
+import { unstorableTextErrors } from '../contract/validation.ts'
 import type { DeprecatedOperation } from '../plugins/deprecation.ts'
 
 type ParametersOf<K extends OperationId> = ContractOperations[K]['parameters']

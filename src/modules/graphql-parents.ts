@@ -3,7 +3,7 @@
  * maps schema.graphql's types to these, so resolvers and loaders are typed by what the services
  * return, not by the GraphQL shape). A record reached through a list carries its `cursor` there.
  */
-import type { Article, Comment, OrderItem, Product, User } from '../contract-types.ts'
+import type { Article, Comment, OrderItem, Product, User } from '../contract/contract-types.ts'
 import type { OrderWithRelated } from './orders/orders.service.ts'
 import type { Company, UserWithRelated } from './users/users.service.ts'
 import type { Connection, Edge } from '../graphql/resolving/connection.ts'

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import type { CommandValidator } from '../commands/command-validation.ts'
+import type { CommandValidator } from '../contract/command-validation.ts'
 import type { Database } from '../db/schema.ts'
 import type { CursorCodec } from '../pagination/cursor.ts'
 

@@ -9,7 +9,7 @@ import FindMyWay, { type HTTPMethod } from 'find-my-way'
 import { constraintViolation } from '../db/constraint-violation.ts'
 import { isDatabaseUnavailable } from '../db/database-unavailable.ts'
 import { ApiError, codeForStatus, databaseUnavailable, isErrorCode, problemKind, validationFailed, type FieldError } from '../errors.ts'
-import { fieldErrorsFromValidation } from '../http/validation.ts'
+import { fieldErrorsFromValidation } from '../contract/validation.ts'
 import { redactCredentials } from '../http/redact-credentials.ts'
 
 export interface ProblemBody {

@@ -8,7 +8,7 @@
  * "everything after the last seq I delivered", which can never skip an event that committed late.
  */
 import { type RawBuilder, sql } from 'kysely'
-import type { Article, Comment, EventType, Order } from '../../contract-types.ts'
+import type { Article, Comment, EventType, Order } from '../../contract/contract-types.ts'
 import type { Executor } from '../executor.ts'
 
 /** The event types of the contract (openapi.yaml, EventType). */

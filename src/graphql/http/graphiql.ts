@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import { findProjectRoot } from '../../contracts.ts'
+import { findProjectRoot } from '../../contract/contracts.ts'
 import { ApiError } from '../../errors.ts'
 
 interface Asset {

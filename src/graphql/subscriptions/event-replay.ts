@@ -11,7 +11,7 @@
  */
 import type { ExecutionResult } from 'graphql'
 import type { MercuriusContext } from 'mercurius'
-import type { EventType } from '../../contract-types.ts'
+import type { EventType } from '../../contract/contract-types.ts'
 import type { DeliverableEvent } from '../../db/repositories/outbox.ts'
 import { audienceOf } from '../../events/event-visibility.ts'
 import { parseEventId } from '../../events/events.service.ts'

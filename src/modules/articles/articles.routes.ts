@@ -1,6 +1,6 @@
 /** REST handlers for articles and comments, by operationId. */
 import type { AppConfig } from '../../config.ts'
-import type { Article, Comment } from '../../contract-types.ts'
+import type { Article, Comment } from '../../contract/contract-types.ts'
 import { ifMatch } from '../../http/conditional-requests.ts'
 import { sendCollection, sendNestedCollection, sendRecord } from '../../http/envelopes.ts'
 import { operationUrl } from '../../http/locations.ts'

@@ -1,6 +1,6 @@
 /** REST handlers for orders, by operationId: parse, call the service, shape the answer. */
 import type { AppConfig } from '../../config.ts'
-import type { Order } from '../../contract-types.ts'
+import type { Order } from '../../contract/contract-types.ts'
 import { ifMatch } from '../../http/conditional-requests.ts'
 import { sendCollectionText, sendNestedCollection, sendNestedCollectionText, sendRecord, sendRecordText } from '../../http/envelopes.ts'
 import { operationUrl } from '../../http/locations.ts'

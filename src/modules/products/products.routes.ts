@@ -1,6 +1,6 @@
 /** REST handlers for the product catalog, by operationId. */
 import type { AppConfig } from '../../config.ts'
-import type { Product } from '../../contract-types.ts'
+import type { Product } from '../../contract/contract-types.ts'
 import { sendCollection } from '../../http/envelopes.ts'
 import type { OperationHandlers } from '../../http/register-operations.ts'
 import { answerWrite } from '../../http/write-answers.ts'

@@ -1,6 +1,6 @@
 /** REST handlers for users, by operationId. */
 import type { AppConfig } from '../../config.ts'
-import type { User } from '../../contract-types.ts'
+import type { User } from '../../contract/contract-types.ts'
 import { sendCollection, sendRecord } from '../../http/envelopes.ts'
 import { operationUrl } from '../../http/locations.ts'
 import type { OperationHandlers } from '../../http/register-operations.ts'

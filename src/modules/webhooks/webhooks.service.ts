@@ -13,7 +13,7 @@ import type {
   WebhookEndpoint,
   WebhookEndpointCreate,
   WebhookEndpointCreated,
-} from '../../contract-types.ts'
+} from '../../contract/contract-types.ts'
 import type { WebhookDeliveryAttemptRow, WebhookDeliveryRow, WebhookEndpointRow } from '../../db/schema.ts'
 import { notFound } from '../../errors.ts'
 import { resumePosition } from '../../pagination/cursor.ts'

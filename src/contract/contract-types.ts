@@ -2,7 +2,7 @@
  * The contract's component schemas as TypeScript types, named as openapi.yaml names them: aliases
  * of openapi-typescript's `components` (src/generated/openapi/paths.ts), so a shape is written once.
  */
-import type { components } from './generated/openapi/paths.ts'
+import type { components } from '../generated/openapi/paths.ts'
 
 type Schemas = components['schemas']
 

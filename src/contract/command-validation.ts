@@ -18,7 +18,7 @@ import {
   ProductCreateSchema,
   UserCreateSchema,
 } from '../generated/openapi/schemas.ts'
-import { createAjv, fieldErrorsFromValidation } from '../http/validation.ts'
+import { createAjv, fieldErrorsFromValidation } from './validation.ts'
 
 /** Each command and the contract schema it must satisfy. */
 const COMMAND_SCHEMAS = {
