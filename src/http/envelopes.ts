@@ -5,7 +5,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Page } from '../pagination/page.ts'
 import type { JsonText } from '../db/json-text.ts'
-import { etagOf, etagOfVersion } from '../plugins/http-caching.ts'
+import { etagOf, etagOfVersion } from './etags.ts'
 import { baseUrl } from './locations.ts'
 
 /** The same request with a new cursor: every other query parameter is kept as it was sent. */

@@ -16,7 +16,7 @@ import { DatabaseDeadlineExceeded } from '../db/database-unavailable.ts'
 import { outboxBacklog } from '../db/repositories/outbox.ts'
 import { unauthenticated } from '../errors.ts'
 import { isBoundedPubSub } from '../events/pubsub.ts'
-import { sendProblem } from './problem-json.ts'
+import { sendProblem } from '../http/problems.ts'
 import { redisStatus } from './redis.ts'
 import { routeName } from './request-cost.ts'
 

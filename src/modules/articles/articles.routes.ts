@@ -6,7 +6,7 @@ import { sendCollection, sendNestedCollection, sendRecord } from '../../http/env
 import { operationUrl } from '../../http/locations.ts'
 import type { OperationHandler, OperationHandlers } from '../../http/register-operations.ts'
 import { answerWrite } from '../../http/write-answers.ts'
-import { requireCaller } from '../../plugins/auth.ts'
+import { requireCaller } from '../../auth/caller.ts'
 import type { ArticlesService } from './articles.service.ts'
 
 export function articleHandlers(articles: ArticlesService, config: AppConfig): OperationHandlers {

@@ -17,7 +17,7 @@ import type { Page } from '../../pagination/page.ts'
 import { groupOldestFirst } from '../../pagination/per-parent.ts'
 import type { ServiceDependencies } from '../service-dependencies.ts'
 import { userExists } from '../users/users.repository.ts'
-import { cacheReferences } from '../../graphql/cache.ts'
+import { cacheReferences } from '../../cache-references.ts'
 import * as repository from './articles.repository.ts'
 
 export const ARTICLE_SORT_FIELDS = ['created_at', 'title', 'id'] as const

@@ -6,7 +6,7 @@ import { sendCollectionText, sendNestedCollection, sendNestedCollectionText, sen
 import { operationUrl } from '../../http/locations.ts'
 import type { OperationHandler, OperationHandlers } from '../../http/register-operations.ts'
 import { answerWrite } from '../../http/write-answers.ts'
-import { requireCaller } from '../../plugins/auth.ts'
+import { requireCaller } from '../../auth/caller.ts'
 import type { OrderAction, OrdersService } from './orders.service.ts'
 
 export function orderHandlers(orders: OrdersService, config: AppConfig): OperationHandlers {

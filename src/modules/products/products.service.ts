@@ -8,7 +8,7 @@ import type { Product } from '../../contract/contract-types.ts'
 import { cutPage } from '../../pagination/keyset-page.ts'
 import type { Page } from '../../pagination/page.ts'
 import type { ServiceDependencies } from '../service-dependencies.ts'
-import { cacheReferences } from '../../graphql/cache.ts'
+import { cacheReferences } from '../../cache-references.ts'
 import * as repository from './products.repository.ts'
 
 export function toProduct(row: ProductRow): Product {

@@ -5,7 +5,7 @@ import { sendCollection, sendRecord } from '../../http/envelopes.ts'
 import { operationUrl } from '../../http/locations.ts'
 import type { OperationHandlers } from '../../http/register-operations.ts'
 import { answerWrite } from '../../http/write-answers.ts'
-import { requireCaller } from '../../plugins/auth.ts'
+import { requireCaller } from '../../auth/caller.ts'
 import type { UsersService } from './users.service.ts'
 
 export function userHandlers(users: UsersService, config: AppConfig): OperationHandlers {
