@@ -33,7 +33,7 @@ export async function generateGraphqlFiles(root: string): Promise<GeneratedFile[
     scalars: { ...config.scalars, ID: { input: 'string', output: 'string | number' } },
     contextType: 'mercurius#MercuriusContext',
     makeResolverTypeCallable: true,
-    // A Node's parent says which type it is (src/graphql/node.ts tags what node/nodes return).
+    // A Node's parent says which type it is (src/graphql/resolving/node.ts tags what node/nodes return).
     resolversNonOptionalTypename: { interfaceImplementingType: true },
     mappers: Object.fromEntries(records.map(({ name }) => [name, `../../modules/graphql-parents.ts#${name}Parent`])),
   }

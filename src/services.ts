@@ -18,7 +18,7 @@ import { createWebhooksService } from './modules/webhooks/webhooks.service.ts'
 export function createServices(dependencies: {
   db: Kysely<Database>
   config: AppConfig
-  /** Tells caches that public data changed (references as in src/graphql/cache.ts). */
+  /** Tells caches that public data changed (references as in src/cache-references.ts). */
   invalidate?: (references: string[]) => Promise<void>
 }) {
   const invalidate = dependencies.invalidate ?? (async () => {})

@@ -42,7 +42,7 @@ const HEARTBEAT_EVERY_TICKS = 5
 declare module 'fastify' {
   interface FastifyInstance {
     eventDelivery: EventDelivery
-    /** Delivered events, for this instance's event streams (src/modules/events/event-streams.ts). */
+    /** Delivered events, for this instance's event streams (src/events/event-streams.ts). */
     eventFeed: EventFeed
     /** This instance's open event streams (GET /events/stream). */
     eventStreams: EventStreams
@@ -100,7 +100,7 @@ export default fp<EventsPluginOptions>(
       publish: async (event) => {
         publishToFeed(event)
         // With its id: the subscription's `extensions.eventId`, and what an event that cannot be
-        // resolved names (src/graphql/event-outage.ts).
+        // resolved names (src/events/event-outage.ts).
         await app.graphql.pubsub.publish({ topic: event.topic, payload: { ...event.payload, eventId: String(event.seq) } })
       },
       log: app.log,

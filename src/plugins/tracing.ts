@@ -22,8 +22,8 @@
  * that 4xx) is left unset, as the HTTP conventions say, and carries no exception event
  * (`httpStatusConventions`).
  *
- * Background work (the outbox relay, housekeeping: plugins/events.ts; webhook delivery passes:
- * plugins/webhooks.ts) runs through `background`,
+ * Background work (the outbox relay, housekeeping: events/plugin.ts; webhook delivery passes:
+ * modules/webhooks/webhooks.plugin.ts) runs through `background`,
  * outside any request's trace even when a request's write woke it (on PGlite, NOTIFY is delivered
  * in-process, in the writer's context). A pass that did something is a root span of its own with
  * its statements under it; an idle pass (the relay polls every second) leaves nothing.

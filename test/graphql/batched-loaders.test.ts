@@ -1,5 +1,5 @@
 /**
- * Loaders batch through our own resolvers (src/graphql/batched-loaders.ts): the loads of one tick
+ * Loaders batch through our own resolvers (src/graphql/resolving/batched-loaders.ts): the loads of one tick
  * are one loader call, a repeated load in one request shares its answer, a subscription shares
  * nothing between events, and a loader that fails or miscounts fails every load of its batch.
  * The statement counts this gives whole queries are pinned in batching.test.ts.

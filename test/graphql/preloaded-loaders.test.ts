@@ -1,5 +1,5 @@
 /**
- * A loader defined as `{ loader, preloaded }` (src/graphql/batched-loaders.ts) answers a parent
+ * A loader defined as `{ loader, preloaded }` (src/graphql/resolving/batched-loaders.ts) answers a parent
  * that carries its answer (a plan read it with the parent) without a load, null included, and
  * loads the others in one batch; every load carries its field's resolve info.
  */

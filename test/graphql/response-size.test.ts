@@ -1,6 +1,6 @@
 /**
  * The response bound measures what JSON.stringify would write, byte for byte, without writing it
- * (src/graphql/response-size.ts): exactly at the limit a response is sent, one byte over it is not.
+ * (src/graphql/limits/response-size.ts): exactly at the limit a response is sent, one byte over it is not.
  */
 import t from 'tap'
 import { GraphQLError } from 'graphql'

@@ -36,7 +36,7 @@ export const EVENTS_CHANNEL = 'api_events'
  * An event's row in the outbox, as a statement fragment (`insert … returning id`): a write that
  * records its event inside its own statement puts it in a CTE and wakes the relays with
  * `wakeRelaysAfter`. `ownerId`: the one user besides admins who may read it (an order's owner),
- * null when any valid token may (src/modules/events/event-visibility.ts).
+ * null when any valid token may (src/events/event-visibility.ts).
  */
 export function eventRecord<Topic extends EventTopic>(
   topic: Topic,

@@ -35,7 +35,7 @@ export function requestShapeProblem(body: unknown): string | undefined {
 /**
  * Fastify and Mercurius errors that mean the request itself was malformed, by their code, with
  * what a client is told: all BAD_REQUEST on /graphql, where GraphQL-over-HTTP answers 400 for a
- * request that is not one GraphQL request (REST maps the same Fastify codes in problem-json.ts).
+ * request that is not one GraphQL request (REST maps the same Fastify codes in http/problems.ts).
  */
 export const MALFORMED_GRAPHQL_REQUESTS: Readonly<Record<string, string>> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'The request body is larger than 1 MiB.',

@@ -5,7 +5,7 @@
  * catch-up when a notification was missed), and when one of its deliveries finishes.
  *
  * It is woken through the events plugin's feed (app.eventFeed), which every relayed event reaches
- * on every instance, by LISTEN or by the poll (src/plugins/events.ts): no connection of its own,
+ * on every instance, by LISTEN or by the poll (src/events/plugin.ts): no connection of its own,
  * so it follows EVENTS_DATABASE_URL and the pooled mode like the rest of event delivery.
  *
  * When connections die: the events plugin's listener reconnects (or its poll delivers) while the

@@ -1,5 +1,5 @@
 /*
- * The GraphiQL page of this service (served by src/graphql/graphiql.ts). Every script of the page
+ * The GraphiQL page of this service (served by src/graphql/http/graphiql.ts). Every script of the page
  * comes from the service itself, so its Content-Security-Policy can stay 'self'-only: React and
  * GraphiQL from their npm packages' browser builds, and this file for the rest.
  *
