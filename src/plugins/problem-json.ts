@@ -2,7 +2,7 @@
  * RFC 9457 problem+json for every non-2xx answer: our own ApiErrors, Fastify's validation and
  * content-type errors, unknown routes (404) and known paths with the wrong method (405 + Allow).
  * A 5xx never carries a stack, SQL or driver message: it is logged and replaced. The problem body
- * and the error translation are http/problems.ts', which the contract router's own answers use too.
+ * and the error translation live in http/problems.ts, which the contract router's own answers use too.
  */
 import type { FastifyRequest, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
