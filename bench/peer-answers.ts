@@ -3,7 +3,7 @@
  * harness can check, before measuring, that a peer answers the same records for the same caller as
  * the service; and the service's answer without what a peer leaves out (Platformatic's items).
  */
-import { toGlobalId } from '../src/graphql/global-id.ts'
+import { toGlobalId } from '../src/graphql/resolving/global-id.ts'
 import { field, list, replaced, without } from './json.ts'
 
 export interface PeerAnswer {

@@ -1,6 +1,6 @@
 /**
  * schema.graphql → src/generated/graphql/types.ts: the types and typed resolvers (@graphql-codegen's
- * typescript and typescript-resolvers; parents are the service records of src/graphql/parents.ts,
+ * typescript and typescript-resolvers; parents are the service records of src/modules/graphql-parents.ts,
  * the context is Mercurius'), and the root fields (a test asserts each is exercised).
  * operations/*.graphql → operations.ts: each document typed (typescript-operations), with its exact
  * text and SHA-256, the hash under which persisted-queries.json allow-lists it.
@@ -33,9 +33,9 @@ export async function generateGraphqlFiles(root: string): Promise<GeneratedFile[
     scalars: { ...config.scalars, ID: { input: 'string', output: 'string | number' } },
     contextType: 'mercurius#MercuriusContext',
     makeResolverTypeCallable: true,
-    // A Node's parent says which type it is (src/graphql/node.ts tags what node/nodes return).
+    // A Node's parent says which type it is (src/graphql/resolving/node.ts tags what node/nodes return).
     resolversNonOptionalTypename: { interfaceImplementingType: true },
-    mappers: Object.fromEntries(records.map(({ name }) => [name, `../../graphql/parents.ts#${name}Parent`])),
+    mappers: Object.fromEntries(records.map(({ name }) => [name, `../../modules/graphql-parents.ts#${name}Parent`])),
   }
   const rootFields = roots.map((type) => `  ${type.name}: ${JSON.stringify(Object.keys(type.getFields()))},`).join('\n')
   const typed = await generate([{ typescript: resolversConfig }, { 'typescript-resolvers': resolversConfig }])

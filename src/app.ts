@@ -8,9 +8,9 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace-base'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { AppConfig } from './config.ts'
-import { loadContracts, type Contracts } from './contracts.ts'
+import { loadContracts, type Contracts } from './contract/contracts.ts'
 import type { DatabaseHandle } from './db/database.ts'
-import { createValidatorCompiler } from './http/validation.ts'
+import { createValidatorCompiler } from './contract/validation.ts'
 import { lazySerializerFactory } from './http/lazy-serializers.ts'
 import { deferredRequestLogger } from './http/deferred-request-logger.ts'
 import { registerOperations } from './http/register-operations.ts'
@@ -31,15 +31,17 @@ import versioning from './plugins/versioning.ts'
 import httpCaching from './plugins/http-caching.ts'
 import requestCost from './plugins/request-cost.ts'
 import metricsPlugin from './plugins/metrics.ts'
-import deprecationPlugin, { deprecatedOperations } from './plugins/deprecation.ts'
+import deprecationPlugin from './plugins/deprecation.ts'
+import { deprecatedOperations } from './contract/deprecated-operations.ts'
 import tracingPlugin, { traceLogFields } from './plugins/tracing.ts'
-import eventsPlugin from './plugins/events.ts'
-import webhooksPlugin from './plugins/webhooks.ts'
+import eventsPlugin from './events/plugin.ts'
+import webhooksPlugin from './modules/webhooks/webhooks.plugin.ts'
 import { createServices } from './services.ts'
 import { createCacheInvalidator } from './graphql/cache.ts'
 import { healthRoutes } from './modules/meta/health.routes.ts'
 import { apiIndexRoutes } from './modules/meta/api-index.routes.ts'
 import { restHandlers } from './modules/rest-handlers.ts'
+import { graphqlResolvers } from './modules/graphql-resolvers.ts'
 import { graphqlPlugin } from './graphql/plugin.ts'
 import { mcpRoutes } from './mcp/plugin.ts'
 
@@ -168,7 +170,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // Deprecation headers come from the contract the app is built from (options.contracts), once per route.
   const deprecated = deprecatedOperations(contracts.openApiDocument)
   await app.register(async (api) => registerOperations(api, restHandlers({ app: api, config, served }), deprecated))
-  await app.register(graphqlPlugin, { config, sdl: contracts.graphqlSdl })
+  await app.register(graphqlPlugin, { config, sdl: contracts.graphqlSdl, schemaResolvers: graphqlResolvers() })
   // MCP for agents (decisions §13, "Agents"): the REST operations as tools, the contracts as served.
   const info = served.document.info
   await app.register(mcpRoutes, {

@@ -77,7 +77,7 @@ export const errorCatalogue = {
   PERSISTED_QUERY_NOT_ALLOWED: { status: 422, graphql: 'PERSISTED_QUERY_NOT_ALLOWED', graphqlOnly: true },
   // A GraphQL response (or subscription event) that grew past GRAPHQL_MAX_RESPONSE_BYTES: abandoned
   // after execution, answered like a refused document (422 with graphql-response+json), since the
-  // client must ask for less (graphql/response-size.ts).
+  // client must ask for less (graphql/limits/response-size.ts).
   RESPONSE_TOO_LARGE: { status: 422, graphql: 'RESPONSE_TOO_LARGE', graphqlOnly: true },
   RATE_LIMITED: { status: 429, graphql: 'RATE_LIMITED' },
   // The caller already holds its most event streams (SSE) on this instance.

@@ -3,12 +3,12 @@
  * resolvers both reach them through `app.services`, so both styles run the same rules.
  */
 import type { Kysely } from 'kysely'
-import { createCommandValidator } from './commands/command-validation.ts'
+import { createCommandValidator } from './contract/command-validation.ts'
 import type { AppConfig } from './config.ts'
 import type { Database } from './db/schema.ts'
 import { createCursorCodec } from './pagination/cursor.ts'
 import { createArticlesService } from './modules/articles/articles.service.ts'
-import { createEventsService } from './modules/events/events.service.ts'
+import { createEventsService } from './events/events.service.ts'
 import { createStreamTicketsService } from './modules/events/stream-tickets.service.ts'
 import { createOrdersService } from './modules/orders/orders.service.ts'
 import { createProductsService } from './modules/products/products.service.ts'
@@ -18,7 +18,7 @@ import { createWebhooksService } from './modules/webhooks/webhooks.service.ts'
 export function createServices(dependencies: {
   db: Kysely<Database>
   config: AppConfig
-  /** Tells caches that public data changed (references as in src/graphql/cache.ts). */
+  /** Tells caches that public data changed (references as in src/cache-references.ts). */
   invalidate?: (references: string[]) => Promise<void>
 }) {
   const invalidate = dependencies.invalidate ?? (async () => {})

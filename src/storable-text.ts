@@ -3,7 +3,7 @@
  * surrogate without its partner has no UTF-8 form. JSON and GraphQL variables can carry both
  * (`"\u0000"`, `"\ud800"`), so such input is refused with the field named, rather than failing as
  * a 500 in the database or being silently changed. REST (src/http/register-operations.ts) and
- * GraphQL (src/graphql/storable-text.ts) both call this.
+ * GraphQL (src/graphql/http/storable-text.ts) both call this.
  */
 
 export interface UnstorableText {

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { errorCodes } from 'fastify'
 import { ApiError, codeForStatus, errorCatalogue, isErrorCode, problemKind, statusOf, type ErrorCode } from '../src/errors.ts'
-import { FASTIFY_ERRORS, toApiError } from '../src/plugins/problem-json.ts'
+import { FASTIFY_ERRORS, toApiError } from '../src/http/problems.ts'
 
 const codes = Object.keys(errorCatalogue) as ErrorCode[]
 

@@ -12,7 +12,7 @@ import pg from 'pg'
 import { buildApp } from '../src/app.ts'
 import { createTokenSigner } from '../src/auth/tokens.ts'
 import { loadConfig, type AppConfig } from '../src/config.ts'
-import { loadContracts, type Contracts } from '../src/contracts.ts'
+import { loadContracts, type Contracts } from '../src/contract/contracts.ts'
 import { createDatabase, type DatabaseHandle } from '../src/db/database.ts'
 import { contractViolations } from './contract-validator.ts'
 import {

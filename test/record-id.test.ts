@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises'
 import { parse } from 'yaml'
 import { buildSchema, getNamedType, getNullableType, isInputObjectType, type GraphQLInputType } from 'graphql'
 import { parseRecordId } from '../src/record-id.ts'
-import { toGlobalId } from '../src/graphql/global-id.ts'
+import { toGlobalId } from '../src/graphql/resolving/global-id.ts'
 import { bearer, build, gql } from './helper.ts'
 
 /** As they appear in a URL; Fastify decodes `%20` before routing. */

@@ -6,7 +6,7 @@
 import { ApolloServer } from '@apollo/server'
 import { startStandaloneServer } from '@apollo/server/standalone'
 import DataLoader from 'dataloader'
-import { toGlobalId } from '../../src/graphql/global-id.ts'
+import { toGlobalId } from '../../src/graphql/resolving/global-id.ts'
 import { createAuthenticate } from './auth.ts'
 import {
   type Batches,

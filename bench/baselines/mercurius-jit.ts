@@ -5,7 +5,7 @@
  */
 import Fastify, { type FastifyRequest } from 'fastify'
 import mercurius, { type MercuriusContext } from 'mercurius'
-import { toGlobalId } from '../../src/graphql/global-id.ts'
+import { toGlobalId } from '../../src/graphql/resolving/global-id.ts'
 import { type BaselineCaller, createAuthenticate } from './auth.ts'
 import { createBatches, type OrderRow, pageSize, requireOrdersRead, requireUserReadable, typeDefs, type UserRow } from './graphql-data.ts'
 import { openSqlClient } from './sql-client.ts'

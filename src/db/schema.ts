@@ -4,7 +4,7 @@
  */
 import type { ColumnType, Generated, Selectable } from 'kysely'
 // The contract's order status is the column's type: one list of states, written in openapi.yaml.
-import type { OrderStatus } from '../contract-types.ts'
+import type { OrderStatus } from '../contract/contract-types.ts'
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>
 type UpdatedAt = ColumnType<Date, Date | string | undefined, Date | string>
@@ -85,7 +85,7 @@ export interface OutboxTable {
   published_at: ColumnType<Date | null, never, Date | string | null>
   /** The delivery order, given by the relay; null until relayed. */
   seq: ColumnType<number | null, never, number | null>
-  /** The one user besides admins who may read the event, or null when any valid token may (src/modules/events/event-visibility.ts). */
+  /** The one user besides admins who may read the event, or null when any valid token may (src/events/event-visibility.ts). */
   owner_id: number | null
 }
 

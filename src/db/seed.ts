@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import type { OrderStatus } from '../contract-types.ts'
+import type { OrderStatus } from '../contract/contract-types.ts'
 import type { Database } from './schema.ts'
 
 /**

@@ -8,7 +8,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
-import type { RunInBackground } from '../plugins/tracing.ts'
+import type { RunInBackground } from './background.ts'
 import { relayOutboxBatch } from '../db/repositories/outbox.ts'
 import type { Database } from '../db/schema.ts'
 

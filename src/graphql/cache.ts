@@ -12,15 +12,9 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import type { MercuriusContext } from 'mercurius'
 import mercuriusCacheModule, { type MercuriusCacheOptions } from 'mercurius-cache'
+import { cacheReferences } from '../cache-references.ts'
 
 export const PUBLIC_CACHE_TTL_SECONDS = 10
-
-/** References a cached result carries; writes invalidate by the same names. */
-export const cacheReferences = {
-  articles: 'articles',
-  article: (id: number | string) => `article:${id}`,
-  products: 'products',
-}
 
 // mercurius-cache is CommonJS and its typings declare an ES default export, so under NodeNext the
 // default import is typed as the module object although at run time it is the plugin itself.

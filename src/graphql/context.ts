@@ -3,7 +3,7 @@
  * the caller, from the same bearer token REST uses, and what subscriptions and limits add to it.
  */
 import type { Caller } from '../auth/caller.ts'
-import type { SubscriptionRequest } from './websocket.ts'
+import type { SubscriptionRequest } from './subscriptions/websocket.ts'
 
 declare module 'mercurius' {
   interface MercuriusContext {

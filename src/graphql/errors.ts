@@ -9,18 +9,10 @@
  */
 import { GraphQLError, Kind, type ASTNode, type ExecutionResult, type FormattedExecutionResult } from 'graphql'
 import type { MercuriusContext } from 'mercurius'
-import { constraintViolation } from '../db/constraint-violation.ts'
 import { isDatabaseUnavailable } from '../db/database-unavailable.ts'
-import {
-  ApiError,
-  DATABASE_RETRY_AFTER_SECONDS,
-  databaseUnavailable,
-  graphqlCodeOf,
-  reportsReason,
-  type ErrorCode,
-  type GraphqlErrorCode,
-} from '../errors.ts'
-import { requestProblem } from './request-problems.ts'
+import { driverError } from '../db/driver-errors.ts'
+import { ApiError, DATABASE_RETRY_AFTER_SECONDS, graphqlCodeOf, reportsReason, type ErrorCode, type GraphqlErrorCode } from '../errors.ts'
+import { requestProblem } from './http/request-problems.ts'
 
 export const GRAPHQL_RESPONSE_MEDIA_TYPE = 'application/graphql-response+json'
 
@@ -45,9 +37,8 @@ function isMethodNotAllowed(error: unknown): boolean {
 /** The catalogue error behind an error a resolver, a hook, the driver, Fastify or Mercurius raised. */
 function apiErrorOf(original: Error | undefined): ApiError | undefined {
   if (original === undefined || original instanceof ApiError) return original
-  // A driver error that means an outage reads as the same ApiError REST answers with.
-  if (isDatabaseUnavailable(original)) return databaseUnavailable(original)
-  const problem = constraintViolation(original) ?? requestProblem(original)
+  // A driver's error reads as the same ApiError REST answers with (db/driver-errors.ts).
+  const problem = driverError(original) ?? requestProblem(original)
   if (problem) return problem
   const code = codeOf(original)
   const mercurius = typeof code === 'string' && Object.hasOwn(MERCURIUS_ERRORS, code) ? MERCURIUS_ERRORS[code] : undefined

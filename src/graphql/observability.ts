@@ -9,8 +9,8 @@ import type { FastifyInstance } from 'fastify'
 import { GraphQLScalarType, getOperationAST, type DocumentNode } from 'graphql'
 import type { IResolverObject, IResolvers, MercuriusContext } from 'mercurius'
 import type { Tracing } from '../plugins/tracing.ts'
-import type { LoaderDefinition, LoaderMap } from './batched-loaders.ts'
-import { requestedOperationName } from './executing-operation.ts'
+import type { LoaderDefinition, LoaderMap } from './resolving/batched-loaders.ts'
+import { requestedOperationName } from './limits/executing-operation.ts'
 
 interface OperationSpans {
   parse?: Span

@@ -12,23 +12,23 @@ import type { AppConfig } from '../config.ts'
 import { type ApiError, credentialRequired, forbidden, graphqlCodeOf } from '../errors.ts'
 import { websocketOriginAllowed } from '../plugins/cors.ts'
 import { formatGraphqlErrors, GRAPHQL_RESPONSE_MEDIA_TYPE, wantsGraphqlResponse } from './errors.ts'
-import { createMemoryCostBucket, createRedisCostBucket } from './cost-bucket.ts'
+import { createMemoryCostBucket, createRedisCostBucket } from './limits/cost-bucket.ts'
 import { registerPublicDataCache } from './cache.ts'
-import { refuseGetWithoutOperation } from './get-operation.ts'
-import { enforceSubscriptionLimits, operationLimitHooks } from './limits.ts'
-import { graphqlResolvers } from './resolvers.ts'
-import { addEventId } from './event-replay.ts'
-import { createBoundedPubSub, SLOW_SUBSCRIBER_CLOSE_CODE } from './pubsub.ts'
-import { registerSubscriptionTransport } from './websocket.ts'
-import { persistedQueryProvider } from './persisted-queries.ts'
-import { refuseUnstorableText } from './storable-text.ts'
-import { missesQuery, refuseMalformedRequests } from './request-problems.ts'
-import { addGraphqlRouteHooks } from './route-hooks.ts'
-import { registerGraphiql } from './graphiql.ts'
+import { refuseGetWithoutOperation } from './http/get-operation.ts'
+import { enforceSubscriptionLimits, operationLimitHooks } from './limits/limits.ts'
+import type { SchemaResolvers } from './resolving/loaders.ts'
+import { addEventId } from './subscriptions/event-replay.ts'
+import { createBoundedPubSub, SLOW_SUBSCRIBER_CLOSE_CODE } from '../events/pubsub.ts'
+import { registerSubscriptionTransport } from './subscriptions/websocket.ts'
+import { persistedQueryProvider } from './http/persisted-queries.ts'
+import { refuseUnstorableText } from './http/storable-text.ts'
+import { missesQuery, refuseMalformedRequests } from './http/request-problems.ts'
+import { addGraphqlRouteHooks } from './http/route-hooks.ts'
+import { registerGraphiql } from './http/graphiql.ts'
 import { refuseNonUtf8GraphqlDocuments } from '../http/utf8-bodies.ts'
 import { observeGraphql, tracedLoaders, tracedResolvers } from './observability.ts'
-import { withBatchedLoaders } from './batched-loaders.ts'
-import { boundResponses, boundSubscriptionEvents } from './response-size.ts'
+import { withBatchedLoaders } from './resolving/batched-loaders.ts'
+import { boundResponses, boundSubscriptionEvents } from './limits/response-size.ts'
 import { deprecatedFieldsOf } from '../plugins/deprecation.ts'
 
 /** Answers an HTTP request to /graphql that is refused before GraphQL sees it, the GraphQL way. */
@@ -64,9 +64,9 @@ function rejectCrossOrigin(origins: AppConfig['corsOrigins'], request: FastifyRe
   )
 }
 
-export const graphqlPlugin = fp<{ config: AppConfig; sdl: string }>(
+export const graphqlPlugin = fp<{ config: AppConfig; sdl: string; schemaResolvers: SchemaResolvers }>(
   async function graphql(app, options) {
-    const { resolvers, loaders } = graphqlResolvers()
+    const { resolvers, loaders } = options.schemaResolvers
     const { subscriptions } = options.config
     const sockets = await registerSubscriptionTransport(app, {
       keepAliveMs: subscriptions.keepAliveMs,

@@ -5,7 +5,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Page } from '../pagination/page.ts'
 import type { JsonText } from '../db/json-text.ts'
-import { addVary, etagOf, etagOfVersion } from '../plugins/http-caching.ts'
+import { etagOf, etagOfVersion } from './etags.ts'
+import { addVary } from './vary.ts'
 import { baseUrl } from './locations.ts'
 import { SPARSE_MEDIA_TYPE } from './sparse-media-type.ts'
 

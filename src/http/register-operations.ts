@@ -8,9 +8,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteGenericInterfa
 import { operationIds, operations, type OperationId } from '../generated/openapi/operations.ts'
 import type { operations as ContractOperations } from '../generated/openapi/paths.ts'
 import { ApiError, validationFailed } from '../errors.ts'
-import { requireCaller } from '../plugins/auth.ts'
-import { unstorableTextErrors } from './validation.ts'
-import type { DeprecatedOperation } from '../plugins/deprecation.ts'
+import { requireCaller } from '../auth/caller.ts'
+import { unstorableTextErrors } from '../contract/validation.ts'
+import type { DeprecatedOperation } from '../contract/deprecated-operations.ts'
 import { SPARSE_MEDIA_TYPE, requireSparseAccept } from './sparse-media-type.ts'
 
 type ParametersOf<K extends OperationId> = ContractOperations[K]['parameters']

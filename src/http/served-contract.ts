@@ -6,7 +6,7 @@
  * Swagger UI's "Try it out" works on any host and port.
  */
 import { parseDocument } from 'yaml'
-import type { Contracts } from '../contracts.ts'
+import type { Contracts } from '../contract/contracts.ts'
 
 export interface ServedContract {
   document: Record<string, unknown>

@@ -18,7 +18,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError } from '../errors.ts'
-import { problemFromError, sendProblem, toApiError } from '../plugins/problem-json.ts'
+import { problemFromError, sendProblem, toApiError } from './problems.ts'
 import { freshRequestId, REQUEST_ID_HEADER } from './request-id.ts'
 
 /**

@@ -7,8 +7,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { checkIdempotencyKey, type IdempotencyClaim } from '../db/idempotency.ts'
 import type { Written } from '../db/transaction.ts'
-import { requireCaller } from '../plugins/auth.ts'
-import { etagOf } from '../plugins/http-caching.ts'
+import { requireCaller } from '../auth/caller.ts'
+import { etagOf } from './etags.ts'
 
 /** How a REST write is answered on success: its status, and for a creation where the record lives. */
 export interface WriteAnswer<T> {

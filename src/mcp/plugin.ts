@@ -27,7 +27,7 @@ import { ApiError, credentialRequired, forbidden } from '../errors.ts'
 import { restTools } from '../generated/mcp/tools.ts'
 import { SCOPES } from '../generated/required-scopes.ts'
 import { baseUrl } from '../http/locations.ts'
-import { sendProblem } from '../plugins/problem-json.ts'
+import { sendProblem } from '../http/problems.ts'
 import { callRestTool, type RestCaller } from './rest-dispatch.ts'
 import { mcpResources } from './resources.ts'
 

@@ -11,7 +11,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { validationFailed, type FieldError } from '../errors.ts'
 import { SPARSE_MEDIA_TYPE } from '../http/sparse-media-type.ts'
 import type { RestTool } from '../generated/mcp/tools.ts'
-import { problemFromError } from '../plugins/problem-json.ts'
+import { problemFromError } from '../http/problems.ts'
 
 /** The argument that carries the request body (codegen/mcp.ts). */
 const BODY_ARGUMENT = 'body'

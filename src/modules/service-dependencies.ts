@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import type { CommandValidator } from '../commands/command-validation.ts'
+import type { CommandValidator } from '../contract/command-validation.ts'
 import type { Database } from '../db/schema.ts'
 import type { CursorCodec } from '../pagination/cursor.ts'
 
@@ -9,6 +9,6 @@ export interface ServiceDependencies {
   cursors: CursorCodec
   /** Checks each command against the contract's request schema, for both styles. */
   commands: CommandValidator
-  /** Tells caches that public data changed (references as in src/graphql/cache.ts). */
+  /** Tells caches that public data changed (references as in src/cache-references.ts). */
   invalidate: (references: string[]) => Promise<void>
 }

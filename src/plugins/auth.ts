@@ -1,30 +1,19 @@
 /**
  * Reads the bearer token of every request (no session: the token is the whole credential) and
- * exposes `request.caller`. Routes that need a credential call `requireCaller`, which answers 401
+ * exposes `request.caller`. Routes that need a credential call `requireCaller` (auth/caller.ts), which answers 401
  * with the RFC 6750 WWW-Authenticate header. The rate limiter keys on the caller this establishes.
  */
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Caller } from '../auth/caller.ts'
 import { createTokenVerifier } from '../auth/tokens.ts'
-import { credentialRequired } from '../errors.ts'
 
 declare module 'fastify' {
-  interface FastifyRequest {
-    caller: Caller | null
-    /** Why the sent credential was refused; undefined when none was sent. */
-    credentialError: string | undefined
-  }
   interface FastifyInstance {
     authenticate(authorization: string | undefined): { caller: Caller | null; error: string | undefined }
     /** Sets `request.caller` (and `credentialError`) from its Authorization header: every request's first step. */
     identifyCaller(request: FastifyRequest): void
   }
-}
-
-export function requireCaller(request: FastifyRequest): Caller {
-  if (request.caller) return request.caller
-  throw credentialRequired(request.credentialError)
 }
 
 export default fp<{ jwtSecret: string; jwtMaxLifetimeMs: number }>(

@@ -83,7 +83,7 @@ const DOCS: Directives = {
 }
 
 /**
- * GraphiQL (/graphiql, served by graphql/graphiql.ts from npm packages) runs under SELF_ONLY too,
+ * GraphiQL (/graphiql, served by graphql/http/graphiql.ts from npm packages) runs under SELF_ONLY too,
  * with one addition: the Radix dialogs it opens (settings, shortcuts) insert a <style> element
  * whose text is computed (react-remove-scroll's scrollbar gap), so no hash can allow it. That
  * style carries a per-response nonce (the page hands it to the bundle as `__webpack_nonce__`),

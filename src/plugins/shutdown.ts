@@ -8,7 +8,7 @@
  * 2. Closing (`app.close()`): in-flight requests finish; every response closes its connection
  *    (Node's server.close() waits for every open connection, and a keep-alive one whose request
  *    was in flight would otherwise stay open for its idle timeout, HTTP_KEEP_ALIVE_TIMEOUT);
- *    WebSockets close with 1001 (graphql/websocket.ts). Requests that arrive on a connection
+ *    WebSockets close with 1001 (graphql/subscriptions/websocket.ts). Requests that arrive on a connection
  *    still open are Fastify's own 503, also with `Connection: close`.
  */
 import fp from 'fastify-plugin'

@@ -22,8 +22,8 @@
  * that 4xx) is left unset, as the HTTP conventions say, and carries no exception event
  * (`httpStatusConventions`).
  *
- * Background work (the outbox relay, housekeeping: plugins/events.ts; webhook delivery passes:
- * plugins/webhooks.ts) runs through `background`,
+ * Background work (the outbox relay, housekeeping: events/plugin.ts; webhook delivery passes:
+ * modules/webhooks/webhooks.plugin.ts) runs through `background`,
  * outside any request's trace even when a request's write woke it (on PGlite, NOTIFY is delivered
  * in-process, in the writer's context). A pass that did something is a root span of its own with
  * its statements under it; an idle pass (the relay polls every second) leaves nothing.
@@ -34,12 +34,13 @@
  * The tracer provider belongs to this app (two apps in one process trace apart); the context
  * manager and the W3C propagator are registered globally once, as the OpenTelemetry API requires.
  */
-import type { Attributes, Context, Tracer } from '@opentelemetry/api'
+import type { Context, Tracer } from '@opentelemetry/api'
 import type { ReadableSpan, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { LogEvent } from 'kysely'
 import type { AppConfig } from '../config.ts'
+import type { RunInBackground } from '../events/background.ts'
 
 type OpenTelemetryApi = typeof import('@opentelemetry/api')
 
@@ -48,20 +49,6 @@ export interface Tracing {
   /** The OpenTelemetry API, loaded only when tracing is on. */
   api: OpenTelemetryApi
   background: RunInBackground
-}
-
-/** What a pass of background work did: undefined when it did nothing worth a span. */
-export type BackgroundOutcome = { attributes?: Attributes; error?: unknown } | undefined
-
-/**
- * Runs `work` outside whatever request is active: with tracing on, as the root span `name` when
- * it reports an outcome (see the header).
- */
-export type RunInBackground = (name: string, work: () => Promise<BackgroundOutcome>) => Promise<void>
-
-/** Background work while tracing is off: just the work. */
-export const untracedBackground: RunInBackground = async (_name, work) => {
-  await work()
 }
 
 declare module 'fastify' {

@@ -15,7 +15,7 @@ import { buildSchema, getDirectiveValues, isObjectType } from 'graphql'
 import t, { type Test } from 'tap'
 import { parse } from 'yaml'
 import { SCOPES } from '../../src/auth/caller.ts'
-import { toGlobalId } from '../../src/graphql/global-id.ts'
+import { toGlobalId } from '../../src/graphql/resolving/global-id.ts'
 import { listening, rawConnection } from '../graphql/subscription-clients.ts'
 import { bearer, build, gql, tokenFor } from '../helper.ts'
 

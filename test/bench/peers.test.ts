@@ -18,7 +18,7 @@ import {
 import { renderMarkdown } from '../../bench/report.ts'
 import { createScenarios, type Scenario, type ScenarioId, type ServerName } from '../../bench/scenarios.ts'
 import { TINY_DATA_SET } from '../../bench/seed.ts'
-import { toGlobalId } from '../../src/graphql/global-id.ts'
+import { toGlobalId } from '../../src/graphql/resolving/global-id.ts'
 
 const tokens = { owner: 'owner-token', admin: 'admin-token' }
 

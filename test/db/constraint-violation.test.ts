@@ -9,7 +9,7 @@ import type { MercuriusContext } from 'mercurius'
 import { sql } from 'kysely'
 import { constraintViolation } from '../../src/db/constraint-violation.ts'
 import { formatGraphqlErrors } from '../../src/graphql/errors.ts'
-import { toApiError } from '../../src/plugins/problem-json.ts'
+import { toApiError } from '../../src/http/problems.ts'
 import { build, createTestDatabase } from '../helper.ts'
 
 async function failureOf(statement: Promise<unknown>): Promise<unknown> {

@@ -4,7 +4,7 @@
  * on it, so nothing in it may import them back. "Below or beside src/db" is, exactly:
  *   - src/db/ itself (the write pipeline included: transaction.ts, idempotency.ts, repositories/);
  *   - src/generated/ (from the contracts; it imports nothing of ours by hand);
- *   - the two leaves every layer shares, which import nothing but src/generated/: contract-types.ts
+ *   - the two leaves every layer shares, which import nothing but src/generated/: contract/contract-types.ts
  *     (the contract's record types) and errors.ts (the error catalogue).
  * Everything else in src/ (modules/, http/, graphql/, plugins/, auth/, services.ts, config.ts, …)
  * is above. The rule is checked on everything src/db reaches, so a leaf that starts importing
@@ -22,7 +22,7 @@ const src = join(root, 'src')
 const BELOW_OR_BESIDE: ReadonlyArray<(path: string) => boolean> = [
   (path) => path.startsWith('db/'),
   (path) => path.startsWith('generated/'),
-  (path) => path === 'contract-types.ts' || path === 'errors.ts',
+  (path) => path === 'contract/contract-types.ts' || path === 'errors.ts',
 ]
 
 const isBelowOrBeside = (path: string) => BELOW_OR_BESIDE.some((allowed) => allowed(path))

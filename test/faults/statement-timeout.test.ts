@@ -10,7 +10,7 @@ import { postgresUrl } from '../setup/templates.ts'
 import { freezableRelay } from './freezable-relay.ts'
 import { cloneDatabase, startServer } from './server-process.ts'
 import { lockTable } from './table-lock.ts'
-import { toGlobalId } from '../../src/graphql/global-id.ts'
+import { toGlobalId } from '../../src/graphql/resolving/global-id.ts'
 
 const SKIP = postgresUrl()
   ? false

@@ -13,13 +13,13 @@ import type { FastifyInstance } from 'fastify'
 import pg from 'pg'
 import { createDatabase } from '../../src/db/database.ts'
 import { RELAY_LOCK } from '../../src/db/repositories/outbox.ts'
-import type { BoundedPubSub } from '../../src/graphql/pubsub.ts'
+import type { BoundedPubSub } from '../../src/events/pubsub.ts'
 import { bearer, build, tokenFor } from '../helper.ts'
 import { client, eventually, listening } from '../graphql/subscription-clients.ts'
 import { postgresUrl } from '../setup/templates.ts'
 import { privateClusterUnavailable, startPrivateCluster } from './private-cluster.ts'
 import { createOrderRetrying } from './retrying-create.ts'
-import { fromGlobalId, toGlobalId } from '../../src/graphql/global-id.ts'
+import { fromGlobalId, toGlobalId } from '../../src/graphql/resolving/global-id.ts'
 
 // The cluster is this test's own whatever DATABASE_URL says, so it could run in both of CI's
 // suite runs; it runs in the PostgreSQL one only, as each test spends a few seconds starting its

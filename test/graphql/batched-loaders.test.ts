@@ -1,6 +1,6 @@
 // Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
- * Loaders batch through our own resolvers (src/graphql/batched-loaders.ts): the loads of one tick
+ * Loaders batch through our own resolvers (src/graphql/resolving/batched-loaders.ts): the loads of one tick
  * are one loader call, a repeated load in one request shares its answer, a subscription shares
  * nothing between events, and a loader that fails or miscounts fails every load of its batch.
  * The statement counts this gives whole queries are pinned in batching.test.ts.
@@ -8,7 +8,7 @@
 import t from 'tap'
 import type { GraphQLResolveInfo } from 'graphql'
 import type { IResolverObject, MercuriusContext, MercuriusLoaders } from 'mercurius'
-import { withBatchedLoaders } from '../../src/graphql/batched-loaders.ts'
+import { withBatchedLoaders } from '../../src/graphql/resolving/batched-loaders.ts'
 import { ApiError } from '../../src/errors.ts'
 
 type Resolve = (obj: unknown, params: unknown, context: MercuriusContext, info: GraphQLResolveInfo) => Promise<unknown>

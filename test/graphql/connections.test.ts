@@ -8,7 +8,7 @@
 import t from 'tap'
 import { sql } from 'kysely'
 import { bearer, build, gql } from '../helper.ts'
-import { toGlobalId } from '../../src/graphql/global-id.ts'
+import { toGlobalId } from '../../src/graphql/resolving/global-id.ts'
 
 const admin = bearer(1, 'admin')
 const grace = bearer(2, 'orders:read orders:write articles:write')

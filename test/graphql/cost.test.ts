@@ -2,8 +2,8 @@
 /** Unit tests of the cost model (decisions §9, §13) on small schemas and documents: no app, no database. */
 import t from 'tap'
 import { buildSchema, getIntrospectionQuery, parse } from 'graphql'
-import { DEFAULT_LIST_SIZE, operationCost, priceOperation } from '../../src/graphql/cost.ts'
-import { executingOperation } from '../../src/graphql/executing-operation.ts'
+import { DEFAULT_LIST_SIZE, operationCost, priceOperation } from '../../src/graphql/limits/cost.ts'
+import { executingOperation } from '../../src/graphql/limits/executing-operation.ts'
 import { DEFAULT_PAGE_SIZE } from '../../src/pagination/page-size.ts'
 
 const schema = buildSchema(`

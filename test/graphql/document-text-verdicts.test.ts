@@ -5,7 +5,7 @@
  * have passed.
  */
 import t from 'tap'
-import { NESTING_VERDICTS_KEPT } from '../../src/graphql/request-problems.ts'
+import { NESTING_VERDICTS_KEPT } from '../../src/graphql/http/request-problems.ts'
 import { bearer, build, gql } from '../helper.ts'
 
 const admin = bearer(1, 'admin')

@@ -2,7 +2,7 @@
 /** The token count that refuses a long subscription document agrees with graphql's parser, which refuses one over HTTP. */
 import t from 'tap'
 import { parse } from 'graphql'
-import { exceedsTokens } from '../../src/graphql/document-tokens.ts'
+import { exceedsTokens } from '../../src/graphql/limits/document-tokens.ts'
 
 const parserRefuses = (document: string, maxTokens: number): boolean => {
   try {

@@ -6,7 +6,7 @@
 import t from 'tap'
 import { rootFields } from '../../src/generated/graphql/types.ts'
 import { bearer, build } from '../helper.ts'
-import { toGlobalId } from '../../src/graphql/global-id.ts'
+import { toGlobalId } from '../../src/graphql/resolving/global-id.ts'
 
 type App = Awaited<ReturnType<typeof build>>
 const admin = bearer(1, 'admin')

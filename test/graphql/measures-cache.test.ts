@@ -6,10 +6,10 @@
  */
 import t from 'tap'
 import { buildSchema, parse, type DocumentNode, type GraphQLSchema } from 'graphql'
-import { priceOperation } from '../../src/graphql/cost.ts'
-import { executingOperation, type ExecutingOperation } from '../../src/graphql/executing-operation.ts'
-import { operationDepth } from '../../src/graphql/limits.ts'
-import { createMeasuresCache, MAX_SHAPES_PER_OPERATION } from '../../src/graphql/measures-cache.ts'
+import { priceOperation } from '../../src/graphql/limits/cost.ts'
+import { executingOperation, type ExecutingOperation } from '../../src/graphql/limits/executing-operation.ts'
+import { operationDepth } from '../../src/graphql/limits/limits.ts'
+import { createMeasuresCache, MAX_SHAPES_PER_OPERATION } from '../../src/graphql/limits/measures-cache.ts'
 
 const schema = buildSchema(`
   type Query {

@@ -6,7 +6,7 @@
  */
 import t, { type Test } from 'tap'
 import { bearer, build, gql } from '../helper.ts'
-import { fromGlobalId, toGlobalId } from '../../src/graphql/global-id.ts'
+import { fromGlobalId, toGlobalId } from '../../src/graphql/resolving/global-id.ts'
 
 type Body = {
   data?: Record<string, unknown> | null

@@ -8,7 +8,7 @@ import t, { type Test } from 'tap'
 import { sql } from 'kysely'
 import type { FastifyInstance } from 'fastify'
 import { bearer, build, gql } from '../helper.ts'
-import { toGlobalId } from '../../src/graphql/global-id.ts'
+import { toGlobalId } from '../../src/graphql/resolving/global-id.ts'
 
 const admin = bearer(1, 'admin')
 const grace = bearer(2, 'orders:read')

@@ -1,13 +1,13 @@
 // Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
- * A loader defined as `{ loader, preloaded }` (src/graphql/batched-loaders.ts) answers a parent
+ * A loader defined as `{ loader, preloaded }` (src/graphql/resolving/batched-loaders.ts) answers a parent
  * that carries its answer (a plan read it with the parent) without a load, null included, and
  * loads the others in one batch; every load carries its field's resolve info.
  */
 import t from 'tap'
 import type { GraphQLResolveInfo } from 'graphql'
 import type { IResolverObject, MercuriusContext } from 'mercurius'
-import { type LoaderQuery, withBatchedLoaders } from '../../src/graphql/batched-loaders.ts'
+import { type LoaderQuery, withBatchedLoaders } from '../../src/graphql/resolving/batched-loaders.ts'
 
 type Resolve = (obj: unknown, params: unknown, context: MercuriusContext, info: GraphQLResolveInfo) => unknown
 type Order = { id: number; related?: { user?: string | null } }

@@ -27,7 +27,7 @@ import {
   type Variables,
 } from 'relay-runtime'
 import { bearer, build, gql } from '../helper.ts'
-import { toGlobalId } from '../../src/graphql/global-id.ts'
+import { toGlobalId } from '../../src/graphql/resolving/global-id.ts'
 
 const root = new URL('../../', import.meta.url).pathname
 const compiler = join(root, 'node_modules/relay-compiler/cli.js')

@@ -1,11 +1,11 @@
 // Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
  * The response bound measures what JSON.stringify would write, byte for byte, without writing it
- * (src/graphql/response-size.ts): exactly at the limit a response is sent, one byte over it is not.
+ * (src/graphql/limits/response-size.ts): exactly at the limit a response is sent, one byte over it is not.
  */
 import t from 'tap'
 import { GraphQLError } from 'graphql'
-import { jsonLongerThan } from '../../src/graphql/response-size.ts'
+import { jsonLongerThan } from '../../src/graphql/limits/response-size.ts'
 
 const values: Array<[string, unknown]> = [
   ['null', null],

@@ -8,8 +8,8 @@ import type { AddressInfo } from 'node:net'
 import { once } from 'node:events'
 import WebSocket from 'ws'
 import { createClient, type Client } from 'graphql-ws'
-import { toGlobalId } from '../../src/graphql/global-id.ts'
-import type { BoundedPubSub } from '../../src/graphql/pubsub.ts'
+import { toGlobalId } from '../../src/graphql/resolving/global-id.ts'
+import type { BoundedPubSub } from '../../src/events/pubsub.ts'
 import { bearer, createOrder } from '../helper.ts'
 
 type Teardown = { teardown(fn: () => unknown): void }

@@ -5,7 +5,7 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { build, tokenFor } from '../helper.ts'
-import type { BoundedPubSub } from '../../src/graphql/pubsub.ts'
+import type { BoundedPubSub } from '../../src/events/pubsub.ts'
 import { client, eventually, listening, rawConnection, type RawConnection, createOrderNode } from './subscription-clients.ts'
 
 const ORDER_CREATED = 'subscription { orderCreated { id } }'

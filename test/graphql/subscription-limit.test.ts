@@ -8,7 +8,7 @@ import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import type { FastifyInstance } from 'fastify'
 import { build, tokenFor } from '../helper.ts'
-import type { BoundedPubSub } from '../../src/graphql/pubsub.ts'
+import type { BoundedPubSub } from '../../src/events/pubsub.ts'
 import { eventually, listening, rawConnection, type RawConnection, createOrderNode } from './subscription-clients.ts'
 
 setFlagsFromString('--expose-gc')

@@ -14,7 +14,7 @@ import { REDIS_EVENTS_CHANNEL } from '../../src/events/redis-wakeups.ts'
 import { bearer, build, createOrder, createTestDatabase, reachableRedis, TEST_JWT_SECRET, tokenFor } from '../helper.ts'
 import { postgresUrl } from '../setup/templates.ts'
 import { client, listening } from './subscription-clients.ts'
-import { toGlobalId } from '../../src/graphql/global-id.ts'
+import { toGlobalId } from '../../src/graphql/resolving/global-id.ts'
 
 type Test = Parameters<typeof build>[0]
 

@@ -6,8 +6,8 @@
  */
 import t from 'tap'
 import { bearer, build, createOrder, gql } from '../helper.ts'
-import { TOTAL_COUNT_COST } from '../../src/graphql/cost.ts'
-import { toGlobalId } from '../../src/graphql/global-id.ts'
+import { TOTAL_COUNT_COST } from '../../src/graphql/limits/cost.ts'
+import { toGlobalId } from '../../src/graphql/resolving/global-id.ts'
 
 const admin = bearer(1, 'admin')
 const grace = bearer(2, 'orders:read orders:write articles:write')

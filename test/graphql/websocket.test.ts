@@ -4,9 +4,9 @@
  */
 import t from 'tap'
 import { bearer, build, createOrder, tokenFor } from '../helper.ts'
-import type { BoundedPubSub } from '../../src/graphql/pubsub.ts'
+import type { BoundedPubSub } from '../../src/events/pubsub.ts'
 import { client, eventually, listening, rawConnection } from './subscription-clients.ts'
-import { toGlobalId } from '../../src/graphql/global-id.ts'
+import { toGlobalId } from '../../src/graphql/resolving/global-id.ts'
 
 const pubsubOf = (app: Awaited<ReturnType<typeof build>>) => app.graphql.pubsub as unknown as BoundedPubSub
 

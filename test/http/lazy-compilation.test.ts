@@ -8,10 +8,10 @@
 import t from 'tap'
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import { operations } from '../../src/generated/openapi/operations.ts'
-import { createValidatorCompiler } from '../../src/http/validation.ts'
+import { createValidatorCompiler } from '../../src/contract/validation.ts'
 import { lazySerializerFactory } from '../../src/http/lazy-serializers.ts'
 import { OrderPageSchema, OrderSchema } from '../../src/generated/openapi/schemas.ts'
-import { createCommandValidator } from '../../src/commands/command-validation.ts'
+import { createCommandValidator } from '../../src/contract/command-validation.ts'
 
 const PARTS = ['params', 'querystring', 'headers', 'body'] as const
 

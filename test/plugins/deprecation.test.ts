@@ -7,8 +7,9 @@
  */
 import t from 'tap'
 import parsePrometheusTextFormat from 'parse-prometheus-text-format'
-import { loadContracts, type Contracts } from '../../src/contracts.ts'
-import { deprecatedOperations, oncePerPeriod } from '../../src/plugins/deprecation.ts'
+import { loadContracts, type Contracts } from '../../src/contract/contracts.ts'
+import { deprecatedOperations } from '../../src/contract/deprecated-operations.ts'
+import { oncePerPeriod } from '../../src/plugins/deprecation.ts'
 import { captureLog } from '../log-capture.ts'
 import { bearer, build, gql } from '../helper.ts'
 

@@ -4,7 +4,7 @@ import { sql, type Kysely } from 'kysely'
  * The outbox becomes the public event log (decisions §13, "One event log, every transport").
  *
  * - `owner_id`: the one user besides admins who may read the event (an order's owner), or null
- *   when any valid token may (articles, comments); src/modules/events/event-visibility.ts reads it.
+ *   when any valid token may (articles, comments); src/events/event-visibility.ts reads it.
  *   Events recorded before this migration get it from the `userId` their payload always carried.
  * - An `article.created` event now carries the article as REST returns it; older ones carried only
  *   ids, so they get the article as it is now (an article deleted since has nothing to show, and its

@@ -8,7 +8,7 @@
  * "everything after the last seq I delivered", which can never skip an event that committed late.
  */
 import { type RawBuilder, sql } from 'kysely'
-import type { Article, Comment, EventType, Order } from '../../contract-types.ts'
+import type { Article, Comment, EventType, Order } from '../../contract/contract-types.ts'
 import type { Executor } from '../executor.ts'
 
 /** The event types of the contract (openapi.yaml, EventType). */
@@ -36,7 +36,7 @@ export const EVENTS_CHANNEL = 'api_events'
  * An event's row in the outbox, as a statement fragment (`insert … returning id`): a write that
  * records its event inside its own statement puts it in a CTE and wakes the relays with
  * `wakeRelaysAfter`. `ownerId`: the one user besides admins who may read it (an order's owner),
- * null when any valid token may (src/modules/events/event-visibility.ts).
+ * null when any valid token may (src/events/event-visibility.ts).
  */
 export function eventRecord<Topic extends EventTopic>(
   topic: Topic,

@@ -1,12 +1,12 @@
 /** REST handlers for articles and comments, by operationId. */
 import type { AppConfig } from '../../config.ts'
-import type { Article, Comment } from '../../contract-types.ts'
+import type { Article, Comment } from '../../contract/contract-types.ts'
 import { ifMatch } from '../../http/conditional-requests.ts'
 import { sendCollection, sendNestedCollection, sendRecord } from '../../http/envelopes.ts'
 import { operationUrl } from '../../http/locations.ts'
 import type { OperationHandler, OperationHandlers } from '../../http/register-operations.ts'
 import { answerWrite } from '../../http/write-answers.ts'
-import { requireCaller } from '../../plugins/auth.ts'
+import { requireCaller } from '../../auth/caller.ts'
 import type { ArticlesService } from './articles.service.ts'
 
 export function articleHandlers(articles: ArticlesService, config: AppConfig): OperationHandlers {

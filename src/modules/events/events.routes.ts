@@ -2,8 +2,8 @@
 import type { FastifyInstance } from 'fastify'
 import { sendNestedCollection } from '../../http/envelopes.ts'
 import type { OperationHandlers } from '../../http/register-operations.ts'
-import { requireCaller } from '../../plugins/auth.ts'
-import { parseEventId, parseEventTypes } from './events.service.ts'
+import { requireCaller } from '../../auth/caller.ts'
+import { parseEventId, parseEventTypes } from '../../events/events.service.ts'
 
 export function eventHandlers(app: FastifyInstance): OperationHandlers {
   return {

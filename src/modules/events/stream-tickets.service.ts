@@ -8,7 +8,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto'
 import type { Caller } from '../../auth/caller.ts'
-import type { EventStreamTicket } from '../../contract-types.ts'
+import type { EventStreamTicket } from '../../contract/contract-types.ts'
 import { unauthenticated } from '../../errors.ts'
 import type { ServiceDependencies } from '../service-dependencies.ts'
 import { insertTicket, takeTicket } from './stream-tickets.repository.ts'

@@ -8,7 +8,7 @@
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { ApiError, DATABASE_RETRY_AFTER_SECONDS } from '../../errors.ts'
-import { sendProblem } from '../../plugins/problem-json.ts'
+import { sendProblem } from '../../http/problems.ts'
 import { redisStatus } from '../../plugins/redis.ts'
 
 const READY_TIMEOUT_MS = 2000

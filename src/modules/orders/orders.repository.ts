@@ -1,7 +1,7 @@
 /** All SQL for orders and their items. Plain functions taking the database or a transaction first. */
 import { type RawBuilder, sql } from 'kysely'
 import type { OrderItemRow, OrderRow } from '../../db/schema.ts'
-import type { Order, OrderItem, OrderStatus } from '../../contract-types.ts'
+import type { Order, OrderItem, OrderStatus } from '../../contract/contract-types.ts'
 import type { JsonText } from '../../db/json-text.ts'
 import { afterPosition, orderColumns } from '../../db/keyset.ts'
 import type { Executor } from '../../db/executor.ts'

@@ -14,30 +14,30 @@ import type {
   SubscriptionOrderCreatedArgs,
   SubscriptionOrderStatusChangedArgs,
 } from '../../generated/graphql/types.ts'
-import type { Loaders } from '../../graphql/loaders.ts'
-import { pageOf, parseCount, parseId } from '../../graphql/arguments.ts'
-import { callerOf, subscriber } from '../../graphql/caller.ts'
-import { idempotencyClaimOf, namedAsArguments, payloadOf } from '../../graphql/mutations.ts'
-import { orNull } from '../../graphql/or-null.ts'
+import type { Loaders } from '../../graphql/resolving/loaders.ts'
+import { pageOf, parseCount, parseId } from '../../graphql/resolving/arguments.ts'
+import { callerOf, subscriber } from '../../graphql/resolving/caller.ts'
+import { idempotencyClaimOf, namedAsArguments, payloadOf } from '../../graphql/resolving/mutations.ts'
+import { orNull } from '../../graphql/resolving/or-null.ts'
 import type { MercuriusContext } from 'mercurius'
 import { carriesRecentOrders, type OrderAction } from './orders.service.ts'
 import type { OrderRelations } from './orders.repository.ts'
 import type { FieldNode } from 'graphql'
-import type { EventType, Order } from '../../contract-types.ts'
+import type { EventType, Order } from '../../contract/contract-types.ts'
 import mercurius from 'mercurius'
 import { authorize, isOwnerOrAdmin } from '../../auth/policy.ts'
 import type { ServiceOperation } from '../../generated/required-scopes.ts'
 import { subscriptionError } from '../../graphql/errors.ts'
-import { resolvingEvent, subscribeAfter } from '../../graphql/event-replay.ts'
-import { toConnection, totalCountOf } from '../../graphql/connection.ts'
-import { toGlobalId } from '../../graphql/global-id.ts'
+import { resolvingEvent, subscribeAfter } from '../../graphql/subscriptions/event-replay.ts'
+import { toConnection, totalCountOf } from '../../graphql/resolving/connection.ts'
+import { toGlobalId } from '../../graphql/resolving/global-id.ts'
 import {
   type SelectedFields,
   type SelectionContext,
   selectedFields,
   selectedFieldsAt,
   selectedFieldsOf,
-} from '../../graphql/selects-field.ts'
+} from '../../graphql/resolving/selects-field.ts'
 import { userRelationsOf } from '../users/users.resolvers.ts'
 import { lookupPerSize } from '../../pagination/per-parent.ts'
 

@@ -1,12 +1,12 @@
 /** REST handlers for orders, by operationId: parse, call the service, shape the answer. */
 import type { AppConfig } from '../../config.ts'
-import type { Order } from '../../contract-types.ts'
+import type { Order } from '../../contract/contract-types.ts'
 import { ifMatch } from '../../http/conditional-requests.ts'
 import { sendCollectionText, sendNestedCollection, sendNestedCollectionText, sendRecord, sendRecordText } from '../../http/envelopes.ts'
 import { operationUrl } from '../../http/locations.ts'
 import type { OperationHandler, OperationHandlers } from '../../http/register-operations.ts'
 import { answerWrite } from '../../http/write-answers.ts'
-import { requireCaller } from '../../plugins/auth.ts'
+import { requireCaller } from '../../auth/caller.ts'
 import type { OrderAction, OrdersService } from './orders.service.ts'
 
 export function orderHandlers(orders: OrdersService, config: AppConfig): OperationHandlers {

@@ -1,9 +1,9 @@
 /** GraphQL for the product catalog, over the products service. */
 import type { Resolvers } from '../../generated/graphql/types.ts'
-import { pageOf } from '../../graphql/arguments.ts'
-import { callerOf } from '../../graphql/caller.ts'
-import { idempotencyClaimOf, namedAsArguments, payloadOf } from '../../graphql/mutations.ts'
-import { toConnection, totalCountOf } from '../../graphql/connection.ts'
+import { pageOf } from '../../graphql/resolving/arguments.ts'
+import { callerOf } from '../../graphql/resolving/caller.ts'
+import { idempotencyClaimOf, namedAsArguments, payloadOf } from '../../graphql/resolving/mutations.ts'
+import { toConnection, totalCountOf } from '../../graphql/resolving/connection.ts'
 
 export const productResolvers: Resolvers = {
   Query: {

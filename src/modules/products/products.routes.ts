@@ -1,10 +1,10 @@
 /** REST handlers for the product catalog, by operationId. */
 import type { AppConfig } from '../../config.ts'
-import type { Product } from '../../contract-types.ts'
+import type { Product } from '../../contract/contract-types.ts'
 import { sendCollection } from '../../http/envelopes.ts'
 import type { OperationHandlers } from '../../http/register-operations.ts'
 import { answerWrite } from '../../http/write-answers.ts'
-import { requireCaller } from '../../plugins/auth.ts'
+import { requireCaller } from '../../auth/caller.ts'
 import type { ProductsService } from './products.service.ts'
 
 export function productHandlers(products: ProductsService, config: AppConfig): OperationHandlers {

@@ -4,11 +4,11 @@ import { authorize } from '../../auth/policy.ts'
 import type { ProductRow } from '../../db/schema.ts'
 import { runWrite, type WriteOptions, type Written } from '../../db/transaction.ts'
 import { conflict } from '../../errors.ts'
-import type { Product } from '../../contract-types.ts'
+import type { Product } from '../../contract/contract-types.ts'
 import { cutPage } from '../../pagination/keyset-page.ts'
 import type { Page } from '../../pagination/page.ts'
 import type { ServiceDependencies } from '../service-dependencies.ts'
-import { cacheReferences } from '../../graphql/cache.ts'
+import { cacheReferences } from '../../cache-references.ts'
 import * as repository from './products.repository.ts'
 
 export function toProduct(row: ProductRow): Product {

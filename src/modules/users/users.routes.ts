@@ -1,11 +1,11 @@
 /** REST handlers for users, by operationId. */
 import type { AppConfig } from '../../config.ts'
-import type { User } from '../../contract-types.ts'
+import type { User } from '../../contract/contract-types.ts'
 import { sendCollection, sendRecord } from '../../http/envelopes.ts'
 import { operationUrl } from '../../http/locations.ts'
 import type { OperationHandlers } from '../../http/register-operations.ts'
 import { answerWrite } from '../../http/write-answers.ts'
-import { requireCaller } from '../../plugins/auth.ts'
+import { requireCaller } from '../../auth/caller.ts'
 import type { UsersService } from './users.service.ts'
 
 export function userHandlers(users: UsersService, config: AppConfig): OperationHandlers {

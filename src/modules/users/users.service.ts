@@ -7,7 +7,7 @@ import { authorize, isOwnerOrAdmin, requireOwnerOrAdmin } from '../../auth/polic
 import type { CompanyRow, UserRow } from '../../db/schema.ts'
 import { runWrite, type WriteOptions, type Written } from '../../db/transaction.ts'
 import { ApiError, notFound, unprocessable } from '../../errors.ts'
-import type { User } from '../../contract-types.ts'
+import type { User } from '../../contract/contract-types.ts'
 import { cutPage } from '../../pagination/keyset-page.ts'
 import type { Page } from '../../pagination/page.ts'
 import type { ServiceDependencies } from '../service-dependencies.ts'

@@ -3,7 +3,7 @@ import type { AppConfig } from '../../config.ts'
 import { sendCollection, sendNestedCollection } from '../../http/envelopes.ts'
 import { operationUrl } from '../../http/locations.ts'
 import type { OperationHandlers } from '../../http/register-operations.ts'
-import { requireCaller } from '../../plugins/auth.ts'
+import { requireCaller } from '../../auth/caller.ts'
 import type { WebhooksService } from './webhooks.service.ts'
 
 export function webhookHandlers(webhooks: WebhooksService, config: AppConfig): OperationHandlers {

@@ -13,12 +13,12 @@ import type {
   WebhookEndpoint,
   WebhookEndpointCreate,
   WebhookEndpointCreated,
-} from '../../contract-types.ts'
+} from '../../contract/contract-types.ts'
 import type { WebhookDeliveryAttemptRow, WebhookDeliveryRow, WebhookEndpointRow } from '../../db/schema.ts'
 import { notFound } from '../../errors.ts'
 import { resumePosition } from '../../pagination/cursor.ts'
 import type { Page } from '../../pagination/page.ts'
-import { parseEventTypes } from '../events/events.service.ts'
+import { parseEventTypes } from '../../events/events.service.ts'
 import type { ServiceDependencies } from '../service-dependencies.ts'
 import { checkTargetUrl, resolveTarget } from './webhook-target.ts'
 import {

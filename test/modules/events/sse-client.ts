@@ -3,7 +3,7 @@
  * `id:`, `event:` and `data:` lines into messages and counts comment lines (heartbeats).
  */
 import http from 'node:http'
-import type { Event } from '../../../src/contract-types.ts'
+import type { Event } from '../../../src/contract/contract-types.ts'
 
 export interface SseMessage {
   id: string

@@ -5,7 +5,7 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { bearer, build, gql } from '../../helper.ts'
-import { toGlobalId } from '../../../src/graphql/global-id.ts'
+import { toGlobalId } from '../../../src/graphql/resolving/global-id.ts'
 
 const ada = bearer(1, 'admin')
 const grace = bearer(2, '')
