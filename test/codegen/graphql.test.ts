@@ -252,10 +252,12 @@ t.test('the whole binding design, field by field', async (t) => {
       ['pending', 'paid', 'cancelled', 'refunded'],
     )
   t.ok(schema.getType('DateTime'), 'scalar DateTime')
-  // Connections beside the lists; the record-carried cursors are deprecated, not removed.
+  // Connections beside the lists; the record-carried cursors are deprecated, not removed. A
+  // connection counts its records where the REST list has page.total (decisions §16): not comments.
   t.same(signatures(schema, 'PageInfo'), ['hasNextPage: Boolean!', 'hasPreviousPage: Boolean!', 'startCursor: String', 'endCursor: String'])
   for (const record of ['Order', 'User', 'Article', 'Product', 'Comment']) {
-    t.same(signatures(schema, `${record}Connection`), [`edges: [${record}Edge!]!`, 'pageInfo: PageInfo!'])
+    const counted = record === 'Comment' ? [] : ['totalCount: Int!']
+    t.same(signatures(schema, `${record}Connection`), [`edges: [${record}Edge!]!`, 'pageInfo: PageInfo!', ...counted])
     t.same(signatures(schema, `${record}Edge`), ['cursor: String!', `node: ${record}!`])
     const cursor = (schema.getType(record) as GraphQLObjectType).getFields().cursor!
     t.match(cursor.deprecationReason, /edges\.cursor/, `${record}.cursor is deprecated in favour of the edge's cursor`)
