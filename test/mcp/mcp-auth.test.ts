@@ -22,7 +22,8 @@ t.test('a request without a token is 401 pointing at the protected-resource meta
   const url = await mcpUrl(app)
   const response = await fetch(url, { method: 'POST', headers: mcpHeaders, body: initialize })
   t.equal(response.status, 401)
-  t.match(response.headers.get('content-type'), /^application\/problem\+json/)
+  // An MCP client accepts application/json, not problem+json: the problem comes in the type it reads (decisions §16).
+  t.match(response.headers.get('content-type'), /^application\/json/)
   t.match(await response.json(), { code: 'UNAUTHENTICATED', status: 401 })
   const challenge = response.headers.get('www-authenticate')
   t.match(challenge, /^Bearer realm="api", resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource"$/)
