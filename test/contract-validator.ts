@@ -6,7 +6,7 @@
  * the headers the contract marks required.
  */
 import { readFileSync } from 'node:fs'
-import { Ajv2020 } from 'ajv/dist/2020.js'
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import addFormatsModule from 'ajv-formats'
 import { parse } from 'yaml'
 
@@ -53,9 +53,25 @@ const operations = Object.entries(document.paths).flatMap(([path, item]) =>
   })),
 )
 
+/**
+ * The validator of a schema of openapi.yaml, compiled once per schema object: Ajv caches what it
+ * compiled by the object it was given, and each rewrite of the $refs is a new object, so compiling
+ * per response cost milliseconds of CPU on every request a test makes.
+ */
+const validators = new WeakMap<object, ValidateFunction>()
+function validatorOf(schema: unknown): ValidateFunction {
+  if (!schema || typeof schema !== 'object') return ajv.compile(schema as boolean)
+  let validate = validators.get(schema)
+  if (!validate) {
+    validate = ajv.compile(rewriteRefs(schema) as Json)
+    validators.set(schema, validate)
+  }
+  return validate
+}
+
 /** Checks a value against a schema written in openapi.yaml ($refs resolved in its components): the errors, or none. */
 export function contractSchemaErrors(schema: unknown, value: unknown): string | undefined {
-  const validate = ajv.compile(rewriteRefs(schema) as Json)
+  const validate = validatorOf(schema)
   return validate(value) ? undefined : ajv.errorsText(validate.errors)
 }
 
@@ -90,7 +106,7 @@ export function contractViolations(response: ObservedResponse): string[] {
   const media = resolved.content[contentType]
   if (!media) return [`${operation.operationId} ${response.statusCode}: media type "${contentType}" is not documented`]
   if (contentType.endsWith('json')) {
-    const validate = ajv.compile(rewriteRefs(media.schema) as Json)
+    const validate = validatorOf(media.schema)
     let body: unknown
     try {
       body = JSON.parse(response.body)
