@@ -235,32 +235,37 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
   }
 
   /**
-   * One keyset page of the list named `list`, in one statement: each order as REST's JSON text
+   * One keyset page of the list named `listName`, in one statement: each order as REST's JSON text
    * (with the total when asked), or, with `include`, as a record with those relations (a GraphQL
    * plan). Either way it starts, is cut and makes its cursors the same way, here.
    */
-  function page(caller: Caller, query: OrderListQuery, list: string, options: OrderTextPageOptions): Promise<Page<OrderText>>
-  function page(caller: Caller, query: OrderListQuery, list: string, options: OrderRecordPageOptions): Promise<Page<OrderWithRelated>>
+  function page(caller: Caller, query: OrderListQuery, listName: string, options: OrderTextPageOptions): Promise<Page<OrderText>>
+  function page(caller: Caller, query: OrderListQuery, listName: string, options: OrderRecordPageOptions): Promise<Page<OrderWithRelated>>
   function page(
     caller: Caller,
     query: OrderListQuery,
-    list: string,
+    listName: string,
     options: OrderTextPageOptions | OrderRecordPageOptions,
   ): Promise<Page<OrderText> | Page<OrderWithRelated>>
   async function page(
     caller: Caller,
     query: OrderListQuery,
-    list: string,
+    listName: string,
     options: OrderTextPageOptions | OrderRecordPageOptions,
   ): Promise<Page<OrderText> | Page<OrderWithRelated>> {
-    const { position, filter } = startOf(caller, query, list)
+    const { position, filter } = startOf(caller, query, listName)
     const at = { ...filter, sort: position.sortBy, after: position.after, limit: query.limit }
     const cut = <Listed extends OrderText | OrderWithRelated>(orders: readonly Listed[]) =>
       cutPage(
         orders,
         query.limit,
         (order) =>
-          cursors.encode({ list, sort: position.sort, filter: position.filter, key: [sortKeyOf(order, position.sortBy.field), order.id] }),
+          cursors.encode({
+            list: listName,
+            sort: position.sort,
+            filter: position.filter,
+            key: [sortKeyOf(order, position.sortBy.field), order.id],
+          }),
         options.cursors,
       )
     const include = options.include
