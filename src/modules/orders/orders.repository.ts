@@ -61,13 +61,18 @@ export interface OrderTextRow {
 }
 
 /**
- * The items of the outer `orders` row as compact JSON text, in stored sequence (ordered inside the
- * aggregate: a sorted subquery gave the planner a Sort node per order wherever it preferred a
- * bitmap scan of the items, test/db/order-list-plan.test.ts). Each item is a row_to_json of its
- * three fields, the contract's order.
+ * The items of the outer `orders` row as a JSON array, in stored sequence: the one way every order
+ * statement reads them (REST's JSON text and the records of GraphQL's plans alike), one scalar
+ * subquery per order, so an order and its items are one statement. Each item is a row_to_json of
+ * its three fields in the contract's order, and array_to_json joins them: compact text, which REST
+ * sends as it is (json_build_object and json_agg write spaces and line breaks). The item's fields
+ * are a lateral subquery that PostgreSQL flattens into row_to_json(ROW(sku, qty, unit_price)): no
+ * subplan per item, as a scalar `(select row_to_json(…))` per item was. The order by is inside the
+ * aggregate, on the items' own position (PostgreSQL 16 and later plan a Sort of an order's few items
+ * for it, never of the page: test/db/order-list-plan.test.ts).
  */
-const itemsJson = sql`(select coalesce(array_to_json(array_agg((select row_to_json(item) from (select i.sku, i.qty, i.unit_price) as item) order by i.position)), '[]'::json)
-  from order_items as i where i.order_id = orders.id)`
+const itemsJson = sql`(select coalesce(array_to_json(array_agg(row_to_json(item) order by i.position)), '[]'::json)
+  from order_items as i cross join lateral (select i.sku, i.qty, i.unit_price) as item where i.order_id = orders.id)`
 
 /**
  * The outer `orders` row as an OrderTextRow: the order as openapi.yaml's Order writes it (its
@@ -95,7 +100,11 @@ export async function findOrderRecordsByIds(db: Executor, ids: readonly number[]
   return result.rows
 }
 
-/** The items of many orders in one statement, in each order's stored sequence. */
+/**
+ * The items of many orders in one statement, in each order's stored sequence, as flat rows: for the
+ * writes, which read an order they have locked (orders.service.ts withItems). Reads take them
+ * aggregated in the order's own statement (itemsJson).
+ */
 export async function findItemsOfOrders(db: Executor, orderIds: readonly number[]): Promise<OrderItemRow[]> {
   if (orderIds.length === 0) return []
   return db
@@ -233,18 +242,15 @@ export type OrderWithRelatedRow = Pick<OrderRow, 'id' | 'status' | 'total' | 'us
 } & Partial<UserWithRelatedRow>
 
 /**
- * The select list and joins of an OrderWithRelatedRow over `orders`. The items are aggregated per
- * order as JSON (one statement fewer than reading them flat; ordered inside the aggregate); the
- * owner and its company are joined as plain columns: building them as JSON too cost PostgreSQL
- * 0.25-0.4 ms more per page of 50 orders and saved the server at most 0.05 ms (bench/analysis.md).
+ * The select list and joins of an OrderWithRelatedRow over `orders`. The items are itemsJson, as
+ * in every order statement; the owner and its company are joined as plain columns: building them
+ * as JSON too cost PostgreSQL 0.25-0.4 ms more per page of 50 orders and saved the server at most
+ * 0.05 ms (bench/analysis.md).
  */
 function orderWithRelated(relations: OrderRelations): { columns: RawBuilder<unknown>; joins: RawBuilder<unknown> } {
-  const items = sql`(
-    select coalesce(json_agg(json_build_object('sku', i.sku, 'qty', i.qty, 'unit_price', i.unit_price) order by i.position), '[]'::json)
-    from order_items as i where i.order_id = orders.id)`
   const owner = relations.user
   return {
-    columns: sql`orders.id, orders.status, orders.total, ${items} as items, orders.user_id,
+    columns: sql`orders.id, orders.status, orders.total, ${itemsJson} as items, orders.user_id,
       ${isoTimestamp(sql.ref('orders.created_at'))} as created, ${isoTimestamp(sql.ref('orders.updated_at'))} as updated${owner ? sql`, owner.*` : sql``}`,
     joins: owner ? sql`left join lateral ${userWithRelatedOf(sql.ref('orders.user_id'), owner)} as owner on true` : sql``,
   }

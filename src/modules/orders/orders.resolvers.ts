@@ -1,10 +1,10 @@
 /**
  * GraphQL for orders: thin resolvers over the same service the REST routes call. A list of orders
- * (Query.orders, ordersConnection, User.orders) is resolved by plan: its resolver looks ahead at
- * the selection and reads each order's owner (and the owner's company) in the list's own statement,
- * so Order.user and User.company answer from their parent without a load. Whatever a plan did not
- * read (Item.product, a record reached otherwise) is a loader: one set-based statement per field
- * per execution step, whatever the number of parents.
+ * (Query.orders, ordersConnection, User.orders) is resolved by plan (orders.plan.ts, where each
+ * list field's look-ahead and arguments are decided): the list's own statement reads each order's
+ * owner (and the owner's company) when selected, so Order.user and User.company answer from their
+ * parent without a load. Whatever a plan did not read (Item.product, a record reached otherwise) is
+ * a loader: one set-based statement per field per execution step, whatever the number of parents.
  */
 import type {
   MutationCancelOrderArgs,
@@ -15,14 +15,12 @@ import type {
   SubscriptionOrderStatusChangedArgs,
 } from '../../generated/graphql/types.ts'
 import type { Loaders } from '../../graphql/resolving/loaders.ts'
-import { pageOf, parseCount, parseId } from '../../graphql/resolving/arguments.ts'
+import { parseId } from '../../graphql/resolving/arguments.ts'
 import { callerOf, subscriber } from '../../graphql/resolving/caller.ts'
 import { idempotencyClaimOf, namedAsArguments, payloadOf } from '../../graphql/resolving/mutations.ts'
 import { orNull } from '../../graphql/resolving/or-null.ts'
 import type { MercuriusContext } from 'mercurius'
-import { carriesRecentOrders, type OrderAction } from './orders.service.ts'
-import type { OrderRelations } from './orders.repository.ts'
-import type { FieldNode } from 'graphql'
+import type { OrderAction } from './orders.service.ts'
 import type { EventType, Order } from '../../contract/contract-types.ts'
 import mercurius from 'mercurius'
 import { authorize, isOwnerOrAdmin } from '../../auth/policy.ts'
@@ -31,40 +29,10 @@ import { subscriptionError } from '../../graphql/errors.ts'
 import { resolvingEvent, subscribeAfter } from '../../graphql/subscriptions/event-replay.ts'
 import { toConnection, totalCountOf } from '../../graphql/resolving/connection.ts'
 import { toGlobalId } from '../../graphql/resolving/global-id.ts'
-import {
-  type SelectedFields,
-  type SelectionContext,
-  selectedFields,
-  selectedFieldsAt,
-  selectedFieldsOf,
-} from '../../graphql/resolving/selects-field.ts'
-import { userRelationsOf } from '../users/users.resolvers.ts'
 import { lookupPerSize } from '../../pagination/per-parent.ts'
+import { orderListPlan, plannedRecentOrders, userOrdersBatchPlan } from './orders.plan.ts'
 
 type OrderEvent = { orderId: number; userId: number; order: Order; eventId?: string }
-
-/** What the Order fields selected (`fields`) need read with each order: its owner, with what is selected under it. */
-function orderRelationsOf(fields: SelectedFields, context: SelectionContext): OrderRelations {
-  const user = fields.get('user')
-  return user ? { user: userRelationsOf(selectedFieldsOf(user, context)) } : {}
-}
-
-/**
- * The relations of one batch of User.orders loads: every load's selection together (aliases of the
- * field may select differently; reading more for one of them costs nothing in statements).
- */
-function orderRelationsOfBatch(infos: ReadonlyArray<SelectionContext & { fieldNodes: readonly FieldNode[] }>): OrderRelations {
-  const seen = new Set<readonly FieldNode[]>()
-  let user: OrderRelations['user']
-  for (const info of infos) {
-    // The loads of one field's parents share its nodes: each selection is read once.
-    if (seen.has(info.fieldNodes)) continue
-    seen.add(info.fieldNodes)
-    const relations = orderRelationsOf(selectedFieldsOf(info.fieldNodes, info), info)
-    if (relations.user) user = { company: Boolean(user?.company || relations.user.company) }
-  }
-  return user ? { user } : {}
-}
 
 /**
  * A subscription to an order topic, authorized as `operation` (the scopes its field requires), that
@@ -111,32 +79,16 @@ export const orderResolvers: Resolvers = {
     order: (_, args, ctx) => orNull(ctx.app.services.orders.get(callerOf(ctx), parseId(args.id, 'id', 'Order'))),
 
     orders: async (_, args, ctx, info) => {
-      const fields = selectedFields(info)
-      // Each record's (deprecated) cursor is an HMAC, made only when selected.
-      const page = await ctx.app.services.orders.listWithRelated(
-        callerOf(ctx),
-        {
-          status: args.status ?? undefined,
-          userId: args.userId == null ? undefined : parseId(args.userId, 'userId', 'User'),
-          ...pageOf(args),
-        },
-        { cursors: fields.has('cursor') ? 'every' : 'none', relations: orderRelationsOf(fields, info) },
-      )
+      const plan = orderListPlan(args, info, 'list')
+      const page = await ctx.app.services.orders.list(callerOf(ctx), plan.query, plan.options)
       const cursors = page.cursors
       return cursors ? page.data.map((order, index) => ({ ...order, cursor: cursors[index]! })) : page.data
     },
 
     ordersConnection: async (_, args, ctx, info) => {
       const caller = callerOf(ctx)
-      const query = {
-        status: args.status ?? undefined,
-        userId: args.userId == null ? undefined : parseId(args.userId, 'userId', 'User'),
-        ...pageOf(args),
-      }
-      const page = await ctx.app.services.orders.listWithRelated(caller, query, {
-        cursors: 'every',
-        relations: orderRelationsOf(selectedFieldsAt(info, ['edges', 'node']), info),
-      })
+      const { query, options } = orderListPlan(args, info, 'connection')
+      const page = await ctx.app.services.orders.list(caller, query, options)
       // The deprecated Order.cursor still answers with the record's position in this list.
       return toConnection(
         { ...page, data: page.data.map((order, index) => ({ ...order, cursor: page.cursors![index]! })) },
@@ -220,22 +172,20 @@ export const orderLoaders: Loaders = {
   User: {
     /**
      * `orders(last: N)`: the N most recent orders of each user, oldest first, with their items and
-     * the relations selected under them in one statement (a plan, for all the batch's users).
+     * the relations selected under them in one statement (a plan, for all the batch's users), one
+     * statement per distinct `last`.
      */
     orders: {
       loader: async (queries, ctx) => {
         const caller = callerOf(ctx)
-        const relations = orderRelationsOfBatch(queries.map((query) => query.info))
-        const requests = queries.map(({ obj, params }) => ({ parentId: obj.id, size: parseCount(params.last, 'last') }))
+        const { requests, relations } = userOrdersBatchPlan(queries)
         const recentOrders = await lookupPerSize(requests, (ids, last) =>
           ctx.app.services.orders.recentOfUsers(caller, ids, last, relations),
         )
         return requests.map(({ parentId, size }) => recentOrders(parentId, size) ?? [])
       },
-      // Read with the user by Query.user's plan (users.resolvers.ts) for one `last`: the one the
-      // plan parsed from this field, so parsing it again here cannot refuse it.
-      preloaded: (user, args) =>
-        carriesRecentOrders(user) && user.recentOrders.last === parseCount(args.last, 'last') ? user.recentOrders.orders : undefined,
+      // Read with the user by Query.user's plan (orders.plan.ts).
+      preloaded: plannedRecentOrders,
     },
   },
 }

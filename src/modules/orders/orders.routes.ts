@@ -38,7 +38,7 @@ export function orderHandlers(orders: OrdersService, config: AppConfig): Operati
       const page = await orders.list(
         requireCaller(request),
         { status, userId: user_id, sort, cursor, limit },
-        { total: true, everyCursor: false },
+        { cursors: 'next', total: true },
       )
       return sendCollectionText(request, reply, config.publicUrl, page, fields)
     },
@@ -77,7 +77,7 @@ export function orderHandlers(orders: OrdersService, config: AppConfig): Operati
         requireCaller(request),
         request.params.id,
         { status, sort, cursor, limit },
-        { total: false, everyCursor: false },
+        { cursors: 'next', total: false },
       )
       return sendNestedCollectionText(reply, page, fields)
     },

@@ -13,7 +13,7 @@ import type { JsonText } from '../../db/json-text.ts'
 import { runWrite, type WriteOptions, type Written } from '../../db/transaction.ts'
 import { ApiError, conflict, forbidden, notFound, unprocessable } from '../../errors.ts'
 import type { Order, OrderItem, OrderStatus } from '../../contract/contract-types.ts'
-import { cutPage, type PageCursors, sortKeyOf, startOfPage } from '../../pagination/keyset-page.ts'
+import { type CutPage, cutPage, type PageCursors, sortKeyOf, startOfPage } from '../../pagination/keyset-page.ts'
 import type { Page } from '../../pagination/page.ts'
 import { groupOldestFirst } from '../../pagination/per-parent.ts'
 import type { ServiceDependencies } from '../service-dependencies.ts'
@@ -59,14 +59,25 @@ export interface OrderWriteOptions extends WriteOptions {
 }
 
 /**
- * What a list request asks for beyond the records: envelope A's `page.total` (REST's top-level
- * list) and the cursor of every record (GraphQL, when `cursor` or an edge's cursor is selected).
- * Neither is computed unless asked: a count is most of PostgreSQL's time per page, and each cursor
- * is an HMAC.
+ * How a page of orders is read, for REST: each order as its JSON text, the cursors its envelope
+ * shows (the next page's), and envelope A's `page.total` when asked (REST's top-level list). Neither
+ * a total nor a cursor is computed unless asked: a count is most of PostgreSQL's time per page, and
+ * each cursor is an HMAC.
  */
-export interface OrderListNeeds {
+export interface OrderTextPageOptions {
+  cursors: PageCursors
   total: boolean
-  everyCursor: boolean
+  include?: undefined
+}
+
+/**
+ * How a page of orders is read by a GraphQL plan: each order as a record with the relations it
+ * `include`s read in the same statement, and the cursors the field shows (a list field none but the
+ * deprecated Order.cursor, a connection every one). No total: a plan's lists show none.
+ */
+export interface OrderRecordPageOptions {
+  cursors: PageCursors
+  include: repository.OrderRelations
 }
 
 export interface OrderListQuery {
@@ -83,13 +94,6 @@ export interface OrderListQuery {
  * `related`, nothing was read with it.
  */
 export type OrderWithRelated = Order & { related?: { user?: UserWithRelated | null } }
-
-/** What a plan asks a list of orders for (GraphQL): no total, the related records to read with each. */
-export interface OrderPlanNeeds {
-  /** A list field shows no cursor but the deprecated Order.cursor; a connection shows every one. */
-  cursors: Exclude<PageCursors, 'next'>
-  relations: repository.OrderRelations
-}
 
 export function toOrderItem(row: Pick<OrderItemRow, 'sku' | 'qty' | 'unit_price'>): OrderItem {
   return { sku: row.sku, qty: row.qty, unit_price: row.unit_price }
@@ -130,13 +134,13 @@ function toOrderWithRelated(caller: Caller, row: repository.OrderWithRelatedRow,
   return order
 }
 
-/** A user read with its recent orders (Query.user's plan): User.orders answers from them. */
-export type UserWithRecentOrders = UserWithRelated & { recentOrders: { last: number; orders: OrderWithRelated[] } }
-
-/** Whether a user carries its recent orders (read with it by getUserWithRecentOrders). */
-export function carriesRecentOrders(user: UserWithRelated): user is UserWithRecentOrders {
-  return 'recentOrders' in user
+/** A cut page as the service answers it: its records, their cursors when made, and its total. */
+function pageOfCut<Listed>(cut: CutPage<Listed>, total: number): Page<Listed> {
+  return { data: cut.rows, total, nextCursor: cut.nextCursor, ...(cut.cursors ? { cursors: cut.cursors } : {}) }
 }
+
+/** A user read with its recent orders (Query.user's plan, orders.plan.ts): User.orders answers from them. */
+export type UserWithRecentOrders = UserWithRelated & { recentOrders: OrderWithRelated[] }
 
 export function createOrdersService({ db, cursors, commands }: Pick<ServiceDependencies, 'db' | 'cursors' | 'commands'>) {
   const findOrderRecord = repository.compileFindOrderRecord(db)
@@ -215,28 +219,65 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
     if (query.userId !== undefined && !caller.admin) throw forbidden('Only an admin may filter orders by user_id.')
   }
 
-  async function page(caller: Caller, query: OrderListQuery, list: string, needs: OrderListNeeds): Promise<Page<OrderText>> {
-    const { position, filter } = startOf(caller, query, list)
-    // The page, its items and (when asked) the total in one statement, each order as JSON text.
-    const rows = await orderLists.findOrderPageAsText(
-      db,
-      { ...filter, sort: position.sortBy, after: position.after, limit: query.limit },
-      { withTotal: needs.total },
-    )
-    const page = cutPage<OrderText>(
-      rows,
-      query.limit,
-      (order) =>
-        cursors.encode({ list, sort: position.sort, filter: position.filter, key: [sortKeyOf(order, position.sortBy.field), order.id] }),
-      needs.everyCursor ? 'every' : 'next',
-    )
-    return {
-      data: page.rows,
-      // A list that shows no total (envelope B, GraphQL) carries the page's length, as elsewhere.
-      total: needs.total ? await totalOf(rows, position.after, filter) : page.rows.length,
-      nextCursor: page.nextCursor,
-      ...(page.cursors ? { cursors: page.cursors } : {}),
+  /**
+   * GET /orders, Query.orders and ordersConnection: the caller's orders; an admin sees everyone's
+   * and may filter by user. As REST's JSON text, or as records with what a plan includes (page).
+   */
+  function list(caller: Caller, query: OrderListQuery, options: OrderTextPageOptions): Promise<Page<OrderText>>
+  function list(caller: Caller, query: OrderListQuery, options: OrderRecordPageOptions): Promise<Page<OrderWithRelated>>
+  async function list(
+    caller: Caller,
+    query: OrderListQuery,
+    options: OrderTextPageOptions | OrderRecordPageOptions,
+  ): Promise<Page<OrderText> | Page<OrderWithRelated>> {
+    checkList(caller, query)
+    return page(caller, query, 'orders', options)
+  }
+
+  /**
+   * One keyset page of the list named `listName`, in one statement: each order as REST's JSON text
+   * (with the total when asked), or, with `include`, as a record with those relations (a GraphQL
+   * plan). Either way it starts, is cut and makes its cursors the same way, here.
+   */
+  function page(caller: Caller, query: OrderListQuery, listName: string, options: OrderTextPageOptions): Promise<Page<OrderText>>
+  function page(caller: Caller, query: OrderListQuery, listName: string, options: OrderRecordPageOptions): Promise<Page<OrderWithRelated>>
+  function page(
+    caller: Caller,
+    query: OrderListQuery,
+    listName: string,
+    options: OrderTextPageOptions | OrderRecordPageOptions,
+  ): Promise<Page<OrderText> | Page<OrderWithRelated>>
+  async function page(
+    caller: Caller,
+    query: OrderListQuery,
+    listName: string,
+    options: OrderTextPageOptions | OrderRecordPageOptions,
+  ): Promise<Page<OrderText> | Page<OrderWithRelated>> {
+    const { position, filter } = startOf(caller, query, listName)
+    const at = { ...filter, sort: position.sortBy, after: position.after, limit: query.limit }
+    const cut = <Listed extends OrderText | OrderWithRelated>(orders: readonly Listed[]) =>
+      cutPage(
+        orders,
+        query.limit,
+        (order) =>
+          cursors.encode({
+            list: listName,
+            sort: position.sort,
+            filter: position.filter,
+            key: [sortKeyOf(order, position.sortBy.field), order.id],
+          }),
+        options.cursors,
+      )
+    const include = options.include
+    if (include) {
+      const rows = await orderLists.findOrderPageWithRelated(db, at, include)
+      const cutRecords = cut(rows.map((row) => toOrderWithRelated(caller, row, include)))
+      return pageOfCut(cutRecords, cutRecords.rows.length)
     }
+    const rows = await orderLists.findOrderPageAsText(db, at, { withTotal: options.total })
+    const cutText = cut(rows)
+    // A list that shows no total (envelope B, GraphQL) carries the page's length, as elsewhere.
+    return pageOfCut(cutText, options.total ? await totalOf(rows, position.after, filter) : cutText.rows.length)
   }
 
   /**
@@ -295,11 +336,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
       )
     },
 
-    /** GET /orders: the caller's orders; an admin sees everyone's and may filter by user. */
-    async list(caller: Caller, query: OrderListQuery, needs: OrderListNeeds): Promise<Page<OrderText>> {
-      checkList(caller, query)
-      return page(caller, query, 'orders', needs)
-    },
+    list,
 
     /**
      * How many orders `list` pages through for this query, over all pages: envelope A's
@@ -311,40 +348,17 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
       return repository.countOrders(db, startOf(caller, query, 'orders').filter)
     },
 
-    /**
-     * `list` for a plan (GraphQL's Query.orders): the same orders under the same rules, each with
-     * the relations asked for read in the same statement. No total: a plan's lists show none.
-     */
-    async listWithRelated(caller: Caller, query: OrderListQuery, needs: OrderPlanNeeds): Promise<Page<OrderWithRelated>> {
-      checkList(caller, query)
-      const list = 'orders'
-      const { position, filter } = startOf(caller, query, list)
-      const rows = await orderLists.findOrderPageWithRelated(
-        db,
-        { ...filter, sort: position.sortBy, after: position.after, limit: query.limit },
-        needs.relations,
-      )
-      const page = cutPage(
-        rows.map((row) => toOrderWithRelated(caller, row, needs.relations)),
-        query.limit,
-        (order) =>
-          cursors.encode({ list, sort: position.sort, filter: position.filter, key: [sortKeyOf(order, position.sortBy.field), order.id] }),
-        needs.cursors,
-      )
-      return { data: page.rows, total: page.rows.length, nextCursor: page.nextCursor, ...(page.cursors ? { cursors: page.cursors } : {}) }
-    },
-
     /** GET /users/{id}/orders: that user or an admin. */
     async listOfUser(
       caller: Caller,
       userId: number,
       query: Omit<OrderListQuery, 'userId'>,
-      needs: OrderListNeeds,
+      options: OrderTextPageOptions,
     ): Promise<Page<OrderText>> {
       authorize(caller, 'listUserOrders')
       requireOwnerOrAdmin(caller, userId, 'orders')
       if (!(await userExists(db, userId))) throw notFound(`User ${userId}`)
-      return page(caller, { ...query, userId }, `users/${userId}/orders`, needs)
+      return page(caller, { ...query, userId }, `users/${userId}/orders`, options)
     },
 
     async create(caller: Caller, input: { items: readonly RequestedItem[] }, options: WriteOptions = {}): Promise<Written<Order>> {
@@ -516,7 +530,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
       if (!row || !user) throw notFound(`User ${userId}`)
       // Read in any case (one statement either way), dropped here when they may not be shown.
       if (!mayReadOrdersOf(caller, userId)) return user
-      return { ...user, recentOrders: { last, orders: row.recent_orders.map((order) => toOrderWithRelated(caller, order, {})) } }
+      return { ...user, recentOrders: row.recent_orders.map((order) => toOrderWithRelated(caller, order, {})) }
     },
 
     /** GET /orders/{id}/items: an order has at most 100 items; pages keep them in stored order. */

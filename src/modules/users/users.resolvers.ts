@@ -1,53 +1,29 @@
 /** GraphQL for users and companies, over the users service. */
 import type { Resolvers } from '../../generated/graphql/types.ts'
 import type { Loaders } from '../../graphql/resolving/loaders.ts'
-import { pageOf, parseCount, parseId } from '../../graphql/resolving/arguments.ts'
+import { pageOf, parseId } from '../../graphql/resolving/arguments.ts'
 import { callerOf } from '../../graphql/resolving/caller.ts'
 import { idempotencyClaimOf, namedAsArguments, payloadOf } from '../../graphql/resolving/mutations.ts'
 import { orNull } from '../../graphql/resolving/or-null.ts'
 import { toConnection, totalCountOf } from '../../graphql/resolving/connection.ts'
-import { type SelectedFields, selectedFields, selectedFieldsAt, selectedFieldsOf } from '../../graphql/resolving/selects-field.ts'
-import { type GraphQLResolveInfo, getArgumentValues, isObjectType } from 'graphql'
+import { selectedFields, selectedFieldsAt } from '../../graphql/resolving/selects-field.ts'
+import type { GraphQLResolveInfo } from 'graphql'
 import type { MercuriusContext } from 'mercurius'
-import type { UserRelations } from './users.repository.ts'
-
-/** What the User fields selected (`fields`) need read with each user, in its own statement: its company. */
-export function userRelationsOf(fields: SelectedFields): UserRelations {
-  return { company: fields.has('company') }
-}
+import { userOrdersReadWithUser } from '../orders/orders.plan.ts'
+import { userRelationsOf } from './users.plan.ts'
 
 /**
  * Query.user and Query.me: the user with the relations selected, and with its recent orders when
- * one statement can read them with it (recentOrdersPlanned); User.orders then answers from those.
+ * the orders plan says the user's statement can read them too (orders.plan.ts); User.orders then
+ * answers from those.
  */
 function readUser(ctx: MercuriusContext, info: GraphQLResolveInfo, id: number) {
   const fields = selectedFields(info)
   const relations = userRelationsOf(fields)
-  const last = recentOrdersPlanned(fields, info)
+  const last = userOrdersReadWithUser(fields, info)
   return last === undefined
     ? ctx.app.services.users.get(callerOf(ctx), id, relations)
     : ctx.app.services.orders.getUserWithRecentOrders(callerOf(ctx), id, relations, last)
-}
-
-/**
- * The `last` of the user's `orders` when the user's statement can read them too: one `orders`
- * field (a second alias or a repetition loads as usual), with a valid `last`, selecting no related
- * record of its orders (those need User.orders' own plan). Undefined otherwise, and for an invalid
- * `last`, which User.orders then refuses where it always did.
- */
-function recentOrdersPlanned(fields: SelectedFields, info: GraphQLResolveInfo): number | undefined {
-  const nodes = fields.get('orders')
-  const node = nodes?.length === 1 ? nodes[0] : undefined
-  if (!node || selectedFieldsOf([node], info).has('user')) return undefined
-  const userType = info.schema.getType('User')
-  const field = isObjectType(userType) ? userType.getFields().orders : undefined
-  if (!field) return undefined
-  try {
-    const { last } = getArgumentValues(field, node, info.variableValues)
-    return parseCount(typeof last === 'number' ? last : undefined, 'last')
-  } catch {
-    return undefined
-  }
 }
 
 export const userResolvers: Resolvers = {

@@ -1,0 +1,120 @@
+/**
+ * The look-ahead of every orders field, in one place: Query.orders and ordersConnection (a page of
+ * orders), User.orders (the recent orders of each user) and Query.user's statement, which reads a
+ * user's recent orders with the user when it can. Each plan says what the selection under the field
+ * needs read with each order (its items always, its owner and the owner's company when selected),
+ * what a parent already carries, and the field's arguments as the orders service reads them, each
+ * argument parsed here and only here. The resolvers (orders.resolvers.ts, and users.resolvers.ts for
+ * Query.user and me) only carry the plans out.
+ */
+import type { FieldNode, GraphQLResolveInfo } from 'graphql'
+import { getArgumentValues, isObjectType } from 'graphql'
+import type { QueryOrdersArgs, UserOrdersArgs } from '../../generated/graphql/types.ts'
+import { pageOf, parseCount, parseId } from '../../graphql/resolving/arguments.ts'
+import {
+  type SelectedFields,
+  type SelectionContext,
+  selectedFields,
+  selectedFieldsAt,
+  selectedFieldsOf,
+} from '../../graphql/resolving/selects-field.ts'
+import type { UserParent } from '../graphql-parents.ts'
+import { userRelationsOf } from '../users/users.plan.ts'
+import type { OrderRelations } from './orders.repository.ts'
+import type { OrderListQuery, OrderRecordPageOptions, OrderWithRelated, UserWithRecentOrders } from './orders.service.ts'
+
+/** What the Order fields selected (`fields`) need read with each order: its owner, with what is selected under it. */
+function orderRelationsOf(fields: SelectedFields, context: SelectionContext): OrderRelations {
+  const user = fields.get('user')
+  return user ? { user: userRelationsOf(selectedFieldsOf(user, context)) } : {}
+}
+
+/** A page of orders as a plan reads it: the service's list query, and what the page is read with. */
+export interface OrderListPlan {
+  query: OrderListQuery
+  options: OrderRecordPageOptions
+}
+
+/**
+ * Query.orders (`list`) and ordersConnection (`connection`): their arguments (the same for both)
+ * as the service's list query, and the page's options: the relations the orders' selection needs,
+ * and the cursors shown. A connection shows every record's on its edges; a list field none but the
+ * deprecated Order.cursor, each an HMAC, so made only when selected.
+ */
+export function orderListPlan(args: QueryOrdersArgs, info: GraphQLResolveInfo, field: 'list' | 'connection'): OrderListPlan {
+  const fields = field === 'connection' ? selectedFieldsAt(info, ['edges', 'node']) : selectedFields(info)
+  return {
+    query: {
+      status: args.status ?? undefined,
+      userId: args.userId == null ? undefined : parseId(args.userId, 'userId', 'User'),
+      ...pageOf(args),
+    },
+    options: { cursors: field === 'connection' || fields.has('cursor') ? 'every' : 'none', include: orderRelationsOf(fields, info) },
+  }
+}
+
+/** User.orders' `last` as the service reads it: the page size rule, its default when omitted. */
+function lastOf(args: UserOrdersArgs): number {
+  return parseCount(args.last, 'last')
+}
+
+/**
+ * Query.user's and Query.me's plan for User.orders: the `last` of the user's orders when the user's
+ * own statement can read them too (orders.service.ts getUserWithRecentOrders), else undefined. It
+ * can for one `orders` field (a second alias or a repetition loads as usual, one statement per
+ * `last`), with a valid `last`, selecting no owner under its orders (that is User.orders' own
+ * plan). An invalid `last` plans nothing: User.orders refuses it where it always did.
+ */
+export function userOrdersReadWithUser(userFields: SelectedFields, info: GraphQLResolveInfo): number | undefined {
+  const nodes = userFields.get('orders')
+  const node = nodes?.length === 1 ? nodes[0] : undefined
+  if (!node || selectedFieldsOf([node], info).has('user')) return undefined
+  const userType = info.schema.getType('User')
+  const field = isObjectType(userType) ? userType.getFields().orders : undefined
+  if (!field) return undefined
+  try {
+    // The arguments as graphql-js coerces them for the field's own resolver, variables included.
+    const { last } = getArgumentValues(field, node, info.variableValues)
+    return lastOf({ last: typeof last === 'number' ? last : undefined })
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The orders a user read by Query.user's plan carries: undefined for any other user (User.orders
+ * then loads). The plan reads them only for a user whose selection has this one `orders` field
+ * (userOrdersReadWithUser), so they answer this field's `last` without parsing it again.
+ */
+export function plannedRecentOrders(user: UserParent): OrderWithRelated[] | undefined {
+  return carriesRecentOrders(user) ? user.recentOrders : undefined
+}
+
+/** Whether a user was read with its recent orders (getUserWithRecentOrders). */
+function carriesRecentOrders(user: UserParent): user is UserParent & UserWithRecentOrders {
+  return 'recentOrders' in user
+}
+
+/**
+ * A batch of User.orders loads (the parents of one execution step): each user's id with its
+ * `last`, and the relations read with every order of the batch: every load's selection together
+ * (aliases of the field may select differently; reading more for one of them costs nothing in
+ * statements).
+ */
+export function userOrdersBatchPlan(
+  queries: ReadonlyArray<{ obj: UserParent; params: UserOrdersArgs; info: SelectionContext & { fieldNodes: readonly FieldNode[] } }>,
+): { requests: Array<{ parentId: number; size: number }>; relations: OrderRelations } {
+  const seen = new Set<readonly FieldNode[]>()
+  let user: OrderRelations['user']
+  for (const { info } of queries) {
+    // The loads of one field's parents share its nodes: each selection is read once.
+    if (seen.has(info.fieldNodes)) continue
+    seen.add(info.fieldNodes)
+    const relations = orderRelationsOf(selectedFieldsOf(info.fieldNodes, info), info)
+    if (relations.user) user = { company: Boolean(user?.company || relations.user.company) }
+  }
+  return {
+    requests: queries.map(({ obj, params }) => ({ parentId: obj.id, size: lastOf(params) })),
+    relations: user ? { user } : {},
+  }
+}
