@@ -14,8 +14,9 @@
  * a transport answers, it builds at its edge from the result, fresh or replayed alike.
  *
  * Round trips of a keyed write: BEGIN, the claim, the work's statements, the outcome (none when
- * the work's last statement carries it), COMMIT. No savepoint: a refusal comes before the work's
- * first change, so it has nothing to roll back and is stored in the same transaction.
+ * the work's last statement carries it), COMMIT. No savepoint (but for a work that says its write
+ * may refuse): a refusal comes before the work's first change, so it has nothing to roll back and
+ * is stored in the same transaction.
  */
 import { createHash } from 'node:crypto'
 import type { ControlledTransaction, Kysely, RawBuilder, Transaction } from 'kysely'
