@@ -11,6 +11,7 @@ import { generateGraphqlFiles } from './graphql.ts'
 import { generateOpenApiClientFiles } from './openapi-client.ts'
 import { generateRequiredScopesFiles } from './required-scopes.ts'
 import { generateMcpFiles } from './mcp.ts'
+import { generateIdempotencyKeyFiles } from './idempotency-key.ts'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const generatedDir = join(root, 'src/generated')
@@ -34,6 +35,7 @@ async function main(): Promise<void> {
     ...(await generateOpenApiClientFiles(root)),
     ...(await generateRequiredScopesFiles(root)),
     ...(await generateMcpFiles(root)),
+    ...(await generateIdempotencyKeyFiles(root)),
   ]
   const wanted = new Map(files.map((file) => [join(root, file.path), file.contents]))
   // Files under src/generated/ that no generator produces any more are stale too.

@@ -1,6 +1,6 @@
 /**
- * What repositories run their statements on. A file of its own, below src/db/transaction.ts: the
- * write pipeline uses repositories (the idempotency keys' SQL), so they must not import it back.
+ * What repositories run their statements on. A file of its own, below src/db/write.ts: the
+ * write path uses repositories (the idempotency keys' SQL), so they must not import it back.
  */
 import type { Kysely, Transaction } from 'kysely'
 import type { Database } from './schema.ts'

@@ -68,7 +68,7 @@ export interface IdempotencyKeyTable {
   key: string
   /** SHA-256 of method, path and body: the same key with another request is 422. */
   request_hash: string
-  /** The outcome's kind (src/db/idempotency.ts): 201 a creation, 200 a change, a refusal's 4xx. */
+  /** The outcome's kind (src/db/write.ts): 201 a creation, 200 a change, a refusal's 4xx. */
   status: number
   /** Written by older versions only (REST's Location); nothing reads it. */
   location: string | null

@@ -1,37 +1,38 @@
 /**
- * How a REST write is answered: with the record, its ETag and, for a creation, Location; a POST
- * with an Idempotency-Key (decisions §7) at most once per key, a stored answer marked as replayed.
- * The status and Location are built here, from the record, once per answer: the write pipeline
- * stores the record, not REST's answer, and a replay is answered exactly like the first request.
+ * How a REST write is answered: with the record, its ETag and, for a creation, 201 and Location; a
+ * POST with an Idempotency-Key (decisions §7) at most once per key, a stored answer marked as
+ * replayed. The status and Location are built here, from the result, once per answer: the write
+ * pipeline stores the record, not REST's answer, and a replay is answered exactly like the first
+ * request.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { checkIdempotencyKey, type IdempotencyClaim } from '../db/idempotency.ts'
-import type { Written } from '../db/transaction.ts'
+import { checkIdempotencyKey, type IdempotencyClaim, SUCCESS_STATUS, type Written } from '../db/write.ts'
 import { requireCaller } from '../auth/caller.ts'
 import { etagOf } from './etags.ts'
 
-/** How a REST write is answered on success: its status, and for a creation where the record lives. */
+/** Where a created record lives (Location), for a creation whose record has a URL. */
 export interface WriteAnswer<T> {
-  status: 200 | 201
   location?: (value: T) => string
 }
 
 /**
- * Answers a write that `write` makes: with the record, its ETag and, for a creation, Location.
- * A POST that carries an Idempotency-Key (decisions §7) hands the service its claim: the service
- * runs the write at most once per key, and a stored result is answered marked as replayed.
+ * Answers a write that `write` makes: with the record, its ETag, the status its kind answers with
+ * (201 a creation, 200 a change: src/db/write.ts) and, for a creation, Location. A POST that carries
+ * an Idempotency-Key (decisions §7) hands the service its claim: the service runs the write at
+ * most once per key, and a stored result is answered marked as replayed.
  */
 export async function answerWrite<T extends object>(
   request: FastifyRequest,
   reply: FastifyReply,
   write: (idempotency: IdempotencyClaim | undefined) => Promise<Written<T>>,
-  answer: WriteAnswer<T>,
+  answer: WriteAnswer<T> = {},
 ): Promise<FastifyReply> {
   const written = await write(idempotencyClaim(request))
   if (written.replayed) reply.header('idempotent-replayed', 'true')
   const location = answer.location?.(written.value)
   if (location) reply.header('location', location)
-  return reply.code(answer.status).header('etag', etagOf(written.value)).send(written.value)
+  const status = SUCCESS_STATUS[written.created ? 'creation' : 'change']
+  return reply.code(status).header('etag', etagOf(written.value)).send(written.value)
 }
 
 function idempotencyClaim(request: FastifyRequest): IdempotencyClaim | undefined {

@@ -1,12 +1,12 @@
 /**
- * The idempotency protocol's two shortcuts (src/idempotency.ts): the key's lock and its stored
- * outcome read in one round trip, safely; and checked work (src/db/transaction.ts), whose
+ * The idempotency protocol's two shortcuts (src/db/write.ts): the key's lock and its stored
+ * outcome read in one round trip, safely; and work (src/db/write.ts), whose
  * refusals all come before its changes, run without a savepoint.
  */
 import t from 'tap'
 import { sql } from 'kysely'
 import pg from 'pg'
-import { runWrite } from '../../src/db/transaction.ts'
+import { runWrite } from '../../src/db/write.ts'
 import { ApiError, conflict } from '../../src/errors.ts'
 import { createTestDatabase } from '../helper.ts'
 import { postgresUrl } from '../setup/templates.ts'

@@ -2,7 +2,7 @@
 /**
  * src/db/ is the bottom layer (README, Layout): the services, the transports and the plugins build
  * on it, so nothing in it may import them back. "Below or beside src/db" is, exactly:
- *   - src/db/ itself (the write pipeline included: transaction.ts, idempotency.ts, repositories/);
+ *   - src/db/ itself (the write path included: write.ts, repositories/);
  *   - src/generated/ (from the contracts; it imports nothing of ours by hand);
  *   - the two leaves every layer shares, which import nothing but src/generated/: contract/contract-types.ts
  *     (the contract's record types) and errors.ts (the error catalogue).

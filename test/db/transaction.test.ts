@@ -1,11 +1,11 @@
 /**
  * A write's transaction has one owner, the service, and what must follow its commit runs after the
- * outermost commit only (src/db/transaction.ts): never before it, never for a write rolled back,
+ * commit only (src/db/write.ts): never before it, never for a write rolled back,
  * refused or replayed.
  */
 import t from 'tap'
 import { sql } from 'kysely'
-import { runWrite } from '../../src/db/transaction.ts'
+import { runWrite } from '../../src/db/write.ts'
 import { ApiError, conflict } from '../../src/errors.ts'
 import { bearer, build, createTestDatabase, gql } from '../helper.ts'
 import { postgresUrl } from '../setup/templates.ts'
@@ -30,10 +30,13 @@ const countProducts = async (db: Parameters<typeof runWrite>[0], sku: string) =>
 t.test('effects run after the commit, when the written rows are visible to everyone', async (t) => {
   const { db } = await createTestDatabase(t)
   const seen: number[] = []
-  const written = await runWrite(db, undefined, async ({ trx, afterCommit }) => {
-    await trx.insertInto('products').values({ sku: 'TX-001', name: 'Committed', price: 100 }).execute()
-    afterCommit(async () => void seen.push(await countProducts(db, 'TX-001')))
-    return 'done'
+  const written = await runWrite(db, undefined, {
+    check: async () => {},
+    async write({ trx, afterCommit }) {
+      await trx.insertInto('products').values({ sku: 'TX-001', name: 'Committed', price: 100 }).execute()
+      afterCommit(async () => void seen.push(await countProducts(db, 'TX-001')))
+      return 'done'
+    },
   })
   t.same(written, { value: 'done', replayed: false })
   t.same(seen, [1], 'the effect ran once, and saw the committed row')
@@ -42,10 +45,15 @@ t.test('effects run after the commit, when the written rows are visible to every
 t.test('a rolled-back write runs no effect', async (t) => {
   const { db } = await createTestDatabase(t)
   let ran = 0
-  const failed = runWrite(db, undefined, async ({ trx, afterCommit }) => {
-    await trx.insertInto('products').values({ sku: 'TX-002', name: 'Rolled back', price: 100 }).execute()
-    afterCommit(async () => void ran++)
-    throw conflict('PRODUCT_EXISTS', 'refused after the insert')
+  // A refusal only a change discovers: the work says its write may refuse.
+  const failed = runWrite(db, undefined, {
+    check: async () => {},
+    async write({ trx, afterCommit }) {
+      await trx.insertInto('products').values({ sku: 'TX-002', name: 'Rolled back', price: 100 }).execute()
+      afterCommit(async () => void ran++)
+      throw conflict('PRODUCT_EXISTS', 'refused after the insert')
+    },
+    writeMayRefuse: true,
   })
   await t.rejects(failed, ApiError)
   t.equal(ran, 0)
@@ -57,10 +65,13 @@ t.test('an idempotent write: effects after its commit, none for a refused attemp
   let ran = 0
   const claim = (key: string) => ({ caller: '1', key, fingerprint: { test: key }, answer: () => ({ status: 201 }) })
   const create = (key: string, sku: string) =>
-    runWrite(db, claim(key), async ({ trx, afterCommit }) => {
-      await trx.insertInto('products').values({ sku, name: 'Idempotent', price: 100 }).execute()
-      afterCommit(async () => void ran++)
-      return { sku }
+    runWrite(db, claim(key), {
+      check: async () => {},
+      async write({ trx, afterCommit }) {
+        await trx.insertInto('products').values({ sku, name: 'Idempotent', price: 100 }).execute()
+        afterCommit(async () => void ran++)
+        return { sku }
+      },
     })
 
   t.same(await create('k-1', 'TX-003'), { value: { sku: 'TX-003' }, replayed: false })
@@ -68,10 +79,14 @@ t.test('an idempotent write: effects after its commit, none for a refused attemp
   t.same(await create('k-1', 'TX-003'), { value: { sku: 'TX-003' }, replayed: true }, 'the same key replays')
   t.equal(ran, 1, 'a replay changes nothing, so it has no effect to run')
 
-  const refused = runWrite(db, claim('k-2'), async ({ trx, afterCommit }) => {
-    await trx.insertInto('products').values({ sku: 'TX-004', name: 'Refused', price: 100 }).execute()
-    afterCommit(async () => void ran++)
-    throw conflict('PRODUCT_EXISTS', 'refused after the insert')
+  const refused = runWrite(db, claim('k-2'), {
+    check: async () => {},
+    async write({ trx, afterCommit }) {
+      await trx.insertInto('products').values({ sku: 'TX-004', name: 'Refused', price: 100 }).execute()
+      afterCommit(async () => void ran++)
+      throw conflict('PRODUCT_EXISTS', 'refused after the insert')
+    },
+    writeMayRefuse: true,
   })
   await t.rejects(refused, ApiError)
   t.equal(ran, 1, 'a refused attempt (its outcome stored, its writes rolled back) has no effect')

@@ -4,7 +4,7 @@ import type { Database } from '../schema.ts'
 import type { Executor } from '../executor.ts'
 import { compiledStatement } from '../compiled-statement.ts'
 
-/** An outcome as a key holds it (src/db/idempotency.ts says what `status` and `body` mean). */
+/** An outcome as a key holds it (src/db/write.ts says what `status` and `body` mean). */
 export interface StoredOutcome {
   caller: string
   key: string
@@ -48,7 +48,7 @@ export async function claimKey(trx: Transaction<Database>, caller: string, key: 
 /**
  * An outcome's row, replacing an expired one under the same key, as a statement fragment: stored
  * alone (storeOutcome), or inside a write's own statement as a CTE, which saves the write a round
- * trip (src/db/idempotency.ts). `location` is left null: a transport builds its answer from the
+ * trip (src/db/write.ts). `location` is left null: a transport builds its answer from the
  * stored result.
  */
 export function outcomeRecord(outcome: StoredOutcome): RawBuilder<unknown> {

@@ -1,7 +1,6 @@
 /** What mutations share: idempotency by argument, the written record as payload, offending fields named as arguments. */
 import type { MercuriusContext } from 'mercurius'
-import { checkIdempotencyKey, type IdempotencyClaim } from '../../db/idempotency.ts'
-import type { Written } from '../../db/transaction.ts'
+import { checkIdempotencyKey, type IdempotencyClaim, type Written } from '../../db/write.ts'
 import { ApiError } from '../../errors.ts'
 
 /**

@@ -26,7 +26,6 @@ export function articleHandlers(articles: ArticlesService, config: AppConfig): O
 
     createArticle: async (request, reply) =>
       answerWrite<Article>(request, reply, (idempotency) => articles.create(requireCaller(request), request.body, { idempotency }), {
-        status: 201,
         location: (article) => operationUrl(request, config.publicUrl, 'getArticle', { id: article.id }),
       }),
 
@@ -56,7 +55,7 @@ export function articleHandlers(articles: ArticlesService, config: AppConfig): O
         reply,
         (idempotency) => articles.addComment(requireCaller(request), id, request.body, { idempotency }),
         // Comments have no URL of their own: Location names the article's comments.
-        { status: 201, location: () => operationUrl(request, config.publicUrl, 'listArticleComments', { id }) },
+        { location: () => operationUrl(request, config.publicUrl, 'listArticleComments', { id }) },
       )
     },
   }

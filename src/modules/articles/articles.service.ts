@@ -9,7 +9,7 @@ import type { ServiceOperation } from '../../generated/required-scopes.ts'
 import { recordEvent } from '../../db/repositories/outbox.ts'
 import type { ArticleRow, CommentRow } from '../../db/schema.ts'
 import type { Executor } from '../../db/executor.ts'
-import { runWrite, type WriteOptions, type Written } from '../../db/transaction.ts'
+import { runWrite, type WriteOptions, type Written } from '../../db/write.ts'
 import { notFound, unprocessable } from '../../errors.ts'
 import type { Article, Comment } from '../../contract/contract-types.ts'
 import { cutPage, type PageCursors, sortKeyOf, startOfPage } from '../../pagination/keyset-page.ts'
@@ -111,14 +111,16 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
       return runWrite(
         db,
         options.idempotency,
-        async ({ trx, afterCommit }) => {
-          await requireAuthorExists(trx, caller)
-          const row = await repository.insertArticle(trx, { authorId: caller.userId, title: input.title, body: input.body })
-          const article = toArticle(row)
-          // The event log serves the article as it was created (src/modules/events).
-          await recordEvent(trx, 'article.created', { articleId: row.id, authorId: row.author_id, article }, null)
-          afterCommit(() => invalidate([cacheReferences.articles]))
-          return article
+        {
+          check: (trx) => requireAuthorExists(trx, caller),
+          async write({ trx, afterCommit }) {
+            const row = await repository.insertArticle(trx, { authorId: caller.userId, title: input.title, body: input.body })
+            const article = toArticle(row)
+            // The event log serves the article as it was created (src/modules/events).
+            await recordEvent(trx, 'article.created', { articleId: row.id, authorId: row.author_id, article }, null)
+            afterCommit(() => invalidate([cacheReferences.articles]))
+            return article
+          },
         },
         'creation',
       )
@@ -132,26 +134,35 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
       precondition?: (current: Article) => void,
     ): Promise<Article> {
       commands.check('ArticleUpdate', changes)
-      const { value } = await runWrite(db, undefined, async ({ trx, afterCommit }) => {
-        const row = await loadWritable(trx, caller, id, 'updateArticle')
-        precondition?.(toArticle(row))
-        const set = {
-          ...(changes.title !== undefined ? { title: changes.title } : {}),
-          ...(changes.body !== undefined ? { body: changes.body } : {}),
-        }
-        if (Object.keys(set).length === 0) return toArticle(row)
-        afterCommit(() => invalidate([cacheReferences.articles, cacheReferences.article(id)]))
-        return toArticle(await repository.updateArticle(trx, id, set))
+      const { value } = await runWrite(db, undefined, {
+        async check(trx) {
+          const row = await loadWritable(trx, caller, id, 'updateArticle')
+          precondition?.(toArticle(row))
+          return row
+        },
+        async write({ trx, afterCommit }, row) {
+          const set = {
+            ...(changes.title !== undefined ? { title: changes.title } : {}),
+            ...(changes.body !== undefined ? { body: changes.body } : {}),
+          }
+          if (Object.keys(set).length === 0) return toArticle(row)
+          afterCommit(() => invalidate([cacheReferences.articles, cacheReferences.article(id)]))
+          return toArticle(await repository.updateArticle(trx, id, set))
+        },
       })
       return value
     },
 
     async remove(caller: Caller, id: number, precondition?: (current: Article) => void): Promise<void> {
-      await runWrite(db, undefined, async ({ trx, afterCommit }) => {
-        const row = await loadWritable(trx, caller, id, 'deleteArticle')
-        precondition?.(toArticle(row))
-        await repository.deleteArticle(trx, id)
-        afterCommit(() => invalidate([cacheReferences.articles, cacheReferences.article(id)]))
+      await runWrite(db, undefined, {
+        async check(trx) {
+          const row = await loadWritable(trx, caller, id, 'deleteArticle')
+          precondition?.(toArticle(row))
+        },
+        async write({ trx, afterCommit }) {
+          await repository.deleteArticle(trx, id)
+          afterCommit(() => invalidate([cacheReferences.articles, cacheReferences.article(id)]))
+        },
       })
     },
 
@@ -172,13 +183,17 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
       return runWrite(
         db,
         options.idempotency,
-        async ({ trx }) => {
-          if (!(await repository.findArticle(trx, articleId))) throw notFound(`Article ${articleId}`)
-          await requireAuthorExists(trx, caller)
-          const row = await repository.insertComment(trx, { articleId, authorId: caller.userId, body: input.body })
-          const comment = toComment(row)
-          await recordEvent(trx, 'comment.added', { commentId: row.id, articleId, authorId: row.author_id, comment }, null)
-          return comment
+        {
+          async check(trx) {
+            if (!(await repository.findArticle(trx, articleId))) throw notFound(`Article ${articleId}`)
+            await requireAuthorExists(trx, caller)
+          },
+          async write({ trx }) {
+            const row = await repository.insertComment(trx, { articleId, authorId: caller.userId, body: input.body })
+            const comment = toComment(row)
+            await recordEvent(trx, 'comment.added', { commentId: row.id, articleId, authorId: row.author_id, comment }, null)
+            return comment
+          },
         },
         'creation',
       )

@@ -14,15 +14,11 @@ export function orderHandlers(orders: OrdersService, config: AppConfig): Operati
   const action =
     (kind: OrderAction): OperationHandler<'payOrder'> =>
     async (request, reply) =>
-      answerWrite<Order>(
-        request,
-        reply,
-        (idempotency) =>
-          orders.transition(requireCaller(request), request.params.id, kind, request.body.reason, {
-            idempotency,
-            precondition: ifMatch(request),
-          }),
-        { status: 200 },
+      answerWrite<Order>(request, reply, (idempotency) =>
+        orders.transition(requireCaller(request), request.params.id, kind, request.body.reason, {
+          idempotency,
+          precondition: ifMatch(request),
+        }),
       )
 
   // PUT and PATCH both replace an order's items (PATCH's body may leave them out): one handler.
@@ -48,7 +44,7 @@ export function orderHandlers(orders: OrdersService, config: AppConfig): Operati
         request,
         reply,
         (idempotency) => orders.create(requireCaller(request), { items: request.body.items }, { idempotency }),
-        { status: 201, location: (order) => operationUrl(request, config.publicUrl, 'getOrder', { id: order.id }) },
+        { location: (order) => operationUrl(request, config.publicUrl, 'getOrder', { id: order.id }) },
       ),
 
     getOrder: async (request, reply) => {

@@ -10,7 +10,7 @@ import type { OrderItemRow, OrderRow } from '../../db/schema.ts'
 import { eventRecord, recordEvent } from '../../db/repositories/outbox.ts'
 import type { Executor } from '../../db/executor.ts'
 import type { JsonText } from '../../db/json-text.ts'
-import { runWrite, type WriteOptions, type Written } from '../../db/transaction.ts'
+import { runWrite, type WriteOptions, type Written } from '../../db/write.ts'
 import { ApiError, conflict, forbidden, notFound, unprocessable } from '../../errors.ts'
 import type { Order, OrderItem, OrderStatus } from '../../contract/contract-types.ts'
 import { type CutPage, cutPage, type PageCursors, sortKeyOf, startOfPage } from '../../pagination/keyset-page.ts'
@@ -413,18 +413,22 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
     ): Promise<Order> {
       commands.check('OrderItemsReplace', { items })
       authorize(caller, 'updateOrder')
-      const { value } = await runWrite(db, undefined, async ({ trx }) => {
-        const row = await loadOwned(trx, caller, id, true)
-        const [current] = await withItems(trx, [row])
-        precondition?.(current!)
-        if (row.status !== 'pending') {
-          throw conflict('ORDER_NOT_PENDING', `Order ${id} is ${row.status}; only a pending order can be changed.`)
-        }
-        if (items === undefined) return current!
-        const pricing = await priced(trx, items)
-        const stored = await repository.replaceOrderItems(trx, id, pricing.items)
-        const updated = await repository.updateOrder(trx, id, { total: pricing.total })
-        return toOrder(updated, stored)
+      const { value } = await runWrite(db, undefined, {
+        async check(trx) {
+          const row = await loadOwned(trx, caller, id, true)
+          const [current] = await withItems(trx, [row])
+          precondition?.(current!)
+          if (row.status !== 'pending') {
+            throw conflict('ORDER_NOT_PENDING', `Order ${id} is ${row.status}; only a pending order can be changed.`)
+          }
+          return { current: current!, pricing: items === undefined ? undefined : await priced(trx, items) }
+        },
+        async write({ trx }, { current, pricing }) {
+          if (pricing === undefined) return current
+          const stored = await repository.replaceOrderItems(trx, id, pricing.items)
+          const updated = await repository.updateOrder(trx, id, { total: pricing.total })
+          return toOrder(updated, stored)
+        },
       })
       return value
     },
@@ -439,45 +443,54 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
       commands.check('OrderAction', { reason })
       const { from, to, verb, operation } = TRANSITIONS[action]
       authorize(caller, operation)
-      return runWrite(db, options.idempotency, async ({ trx }) => {
-        const row = await loadOwned(trx, caller, id, true)
-        const [current] = await withItems(trx, [row])
-        options.precondition?.(current!)
-        if (row.status !== from) {
-          throw conflict('ORDER_STATE_CONFLICT', `Cannot ${verb} order ${id}: its status is ${row.status} (it must be ${from}).`)
-        }
-        const updated = await repository.updateOrder(trx, id, { status: to })
-        const order = { ...current!, status: updated.status, updated_at: updated.updated_at.toISOString() }
-        await recordEvent(
-          trx,
-          'order.status_changed',
-          {
-            orderId: id,
-            userId: row.user_id,
-            from,
-            to,
-            ...(reason ? { reason } : {}),
-            order,
-          },
-          row.user_id,
-        )
-        return order
+      return runWrite(db, options.idempotency, {
+        async check(trx) {
+          const row = await loadOwned(trx, caller, id, true)
+          const [current] = await withItems(trx, [row])
+          options.precondition?.(current!)
+          if (row.status !== from) {
+            throw conflict('ORDER_STATE_CONFLICT', `Cannot ${verb} order ${id}: its status is ${row.status} (it must be ${from}).`)
+          }
+          return { row, current: current! }
+        },
+        async write({ trx }, { row, current }) {
+          const updated = await repository.updateOrder(trx, id, { status: to })
+          const order = { ...current, status: updated.status, updated_at: updated.updated_at.toISOString() }
+          await recordEvent(
+            trx,
+            'order.status_changed',
+            {
+              orderId: id,
+              userId: row.user_id,
+              from,
+              to,
+              ...(reason ? { reason } : {}),
+              order,
+            },
+            row.user_id,
+          )
+          return order
+        },
       })
     },
 
     async remove(caller: Caller, id: number, precondition?: Precondition): Promise<void> {
       authorize(caller, 'deleteOrder')
-      await runWrite(db, undefined, async ({ trx }) => {
-        const row = await loadOwned(trx, caller, id, true)
-        const [current] = await withItems(trx, [row])
-        precondition?.(current!)
-        if (!DELETABLE.has(row.status)) {
-          throw conflict(
-            'ORDER_NOT_DELETABLE',
-            `Order ${id} is ${row.status}: paid and refunded orders are financial records and cannot be deleted.`,
-          )
-        }
-        await repository.deleteOrder(trx, id)
+      await runWrite(db, undefined, {
+        async check(trx) {
+          const row = await loadOwned(trx, caller, id, true)
+          const [current] = await withItems(trx, [row])
+          precondition?.(current!)
+          if (!DELETABLE.has(row.status)) {
+            throw conflict(
+              'ORDER_NOT_DELETABLE',
+              `Order ${id} is ${row.status}: paid and refunded orders are financial records and cannot be deleted.`,
+            )
+          }
+        },
+        async write({ trx }) {
+          await repository.deleteOrder(trx, id)
+        },
       })
     },
 

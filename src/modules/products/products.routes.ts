@@ -17,8 +17,6 @@ export function productHandlers(products: ProductsService, config: AppConfig): O
 
     // The catalog has no per-product URL (the contract has no GET /products/{sku}), so no Location.
     createProduct: async (request, reply) =>
-      answerWrite<Product>(request, reply, (idempotency) => products.create(requireCaller(request), request.body, { idempotency }), {
-        status: 201,
-      }),
+      answerWrite<Product>(request, reply, (idempotency) => products.create(requireCaller(request), request.body, { idempotency })),
   }
 }

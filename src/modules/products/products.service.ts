@@ -2,7 +2,7 @@
 import type { Caller } from '../../auth/caller.ts'
 import { authorize } from '../../auth/policy.ts'
 import type { ProductRow } from '../../db/schema.ts'
-import { runWrite, type WriteOptions, type Written } from '../../db/transaction.ts'
+import { runWrite, type WriteOptions, type Written } from '../../db/write.ts'
 import { conflict } from '../../errors.ts'
 import type { Product } from '../../contract/contract-types.ts'
 import { cutPage } from '../../pagination/keyset-page.ts'
@@ -49,11 +49,19 @@ export function createProductsService({ db, cursors, commands, invalidate }: Ser
       return runWrite(
         db,
         options.idempotency,
-        async ({ trx, afterCommit }) => {
-          const row = await repository.insertProduct(trx, input)
-          if (!row) throw conflict('PRODUCT_EXISTS', `A product with sku "${input.sku}" already exists.`)
-          afterCommit(() => invalidate([cacheReferences.products]))
-          return toProduct(row)
+        {
+          // The insert is the check: a taken sku is found by the insert itself (`on conflict do
+          // nothing`, so a race with another create is refused too), and a refused insert changed
+          // nothing, so the refusal still comes before the first change (decisions §7).
+          async check(trx) {
+            const row = await repository.insertProduct(trx, input)
+            if (!row) throw conflict('PRODUCT_EXISTS', `A product with sku "${input.sku}" already exists.`)
+            return row
+          },
+          async write({ afterCommit }, row) {
+            afterCommit(() => invalidate([cacheReferences.products]))
+            return toProduct(row)
+          },
         },
         'creation',
       )

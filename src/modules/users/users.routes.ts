@@ -18,7 +18,6 @@ export function userHandlers(users: UsersService, config: AppConfig): OperationH
 
     createUser: async (request, reply) =>
       answerWrite<User>(request, reply, (idempotency) => users.create(requireCaller(request), request.body, { idempotency }), {
-        status: 201,
         location: (user) => operationUrl(request, config.publicUrl, 'getUser', { id: user.id }),
       }),
 

@@ -5,7 +5,7 @@
 import type { Caller } from '../../auth/caller.ts'
 import { authorize, isOwnerOrAdmin, requireOwnerOrAdmin } from '../../auth/policy.ts'
 import type { CompanyRow, UserRow } from '../../db/schema.ts'
-import { runWrite, type WriteOptions, type Written } from '../../db/transaction.ts'
+import { runWrite, type WriteOptions, type Written } from '../../db/write.ts'
 import { ApiError, notFound, unprocessable } from '../../errors.ts'
 import type { User } from '../../contract/contract-types.ts'
 import { cutPage } from '../../pagination/keyset-page.ts'
@@ -147,14 +147,17 @@ export function createUsersService({ db, cursors, commands }: Pick<ServiceDepend
       return runWrite(
         db,
         options.idempotency,
-        async ({ trx }) => {
-          const companyId = input.company_id ?? null
-          if (companyId !== null && !(await repository.companyExists(trx, companyId))) {
-            throw unprocessable('UNKNOWN_COMPANY', `Company ${companyId} does not exist.`, [
-              { in: 'body', name: '/company_id', message: `no company has id ${companyId}` },
-            ])
-          }
-          return toUser(await repository.insertUser(trx, { name: input.name, companyId }))
+        {
+          async check(trx) {
+            const companyId = input.company_id ?? null
+            if (companyId !== null && !(await repository.companyExists(trx, companyId))) {
+              throw unprocessable('UNKNOWN_COMPANY', `Company ${companyId} does not exist.`, [
+                { in: 'body', name: '/company_id', message: `no company has id ${companyId}` },
+              ])
+            }
+            return companyId
+          },
+          write: async ({ trx }, companyId) => toUser(await repository.insertUser(trx, { name: input.name, companyId })),
         },
         'creation',
       )

@@ -1,0 +1,325 @@
+/**
+ * The write path (decisions §7), top to bottom in one file: `runWrite` opens a write's
+ * transaction; with an idempotency key (after Stripe and the IETF Idempotency-Key draft) it claims
+ * the key (its lock and its stored outcome in one round trip) and replays a stored outcome or
+ * refuses (409 while the first request runs, 422 for another request); it runs the work's
+ * `check`, then its `write`; it stores a keyed write's outcome (in the write's own last statement
+ * when the work uses `outcomeOf`, else by a statement of its own); it commits; then it runs the
+ * effects that follow the commit.
+ *
+ * Who calls it: the service that makes the write, always, with the work in one form (`Work`:
+ * `check` reads and refuses, `write` changes and refuses nothing). A caller (a REST handler, a
+ * resolver) hands the service what the write needs beyond the command (its idempotency claim, its
+ * precondition) and gets the result back, never a transaction. Nothing here calls back up: what
+ * a transport answers, it builds at its edge from the result, fresh or replayed alike.
+ *
+ * Round trips of a keyed write: BEGIN, the claim, the work's statements, the outcome (none when
+ * the work's last statement carries it), COMMIT. No savepoint (but for a work that says its write
+ * may refuse): a refusal comes before the work's first change, so it has nothing to roll back and
+ * is stored in the same transaction.
+ */
+import { createHash } from 'node:crypto'
+import type { ControlledTransaction, Kysely, RawBuilder, Transaction } from 'kysely'
+import { ApiError, badRequest, codeForStatus, conflict, type FieldError, isErrorCode, unprocessable } from '../errors.ts'
+import { IdempotencyKeySchema } from '../generated/openapi/idempotency-key.ts'
+import { claimKey, outcomeRecord, type StoredOutcome, storeOutcome } from './repositories/idempotency-keys.ts'
+import type { Database } from './schema.ts'
+
+/** What a write does when it succeeds: make a record, or change existing ones. */
+export type WriteKind = 'creation' | 'change'
+
+/**
+ * The status of a success, by its kind: the number a stored outcome's row holds (rows have always
+ * held these) and the status REST answers with (src/http/write-answers.ts): 201 a record created,
+ * 200 records changed. A refusal's row holds the refusal's own status (the error catalogue's 4xx).
+ */
+export const SUCCESS_STATUS = { creation: 201, change: 200 } as const satisfies Record<WriteKind, number>
+
+/**
+ * A write's result, whether it is the stored result of an earlier request with the same key, and,
+ * for a creation only, `created` (a change's result is just its value and `replayed`).
+ */
+export interface Written<T> {
+  value: T
+  replayed: boolean
+  created?: true
+}
+
+/** A request's claim to run once per key: who sent it, the key, and what it asked for. */
+export interface IdempotencyClaim {
+  caller: string
+  key: string
+  /** What identifies "the same request": method, path and body for REST; field and arguments for GraphQL. */
+  fingerprint: unknown
+}
+
+/** What a write takes besides its command: with an idempotency claim, it runs at most once per key. */
+export interface WriteOptions {
+  idempotency?: IdempotencyClaim | undefined
+}
+
+/** Something a write must do once its transaction has committed (a cache invalidation, say). */
+export type AfterCommit = () => Promise<void>
+
+/** What a work's `write` can use. */
+export interface WriteScope {
+  trx: Transaction<Database>
+  /**
+   * Runs `effect` after the commit, and never when the write is rolled back, refused or replayed:
+   * a cache invalidated before the commit could be re-filled from the old data by a concurrent read.
+   */
+  afterCommit(effect: AfterCommit): void
+  /**
+   * A keyed write's stored outcome for `value`, as a fragment (a CTE body) for the write's last
+   * statement, so that it costs no round trip of its own; undefined for a write without a key.
+   * A write that runs it returns that same `value`.
+   */
+  outcomeOf(value: unknown): RawBuilder<unknown> | undefined
+}
+
+/**
+ * A write, in the one form every write takes: its refusals all come before its first change.
+ * `check` reads what the rules need and refuses (throws an ApiError) or hands `write` what it
+ * found; a refusal only a statement can find (an insert's `on conflict do nothing` that found the
+ * key taken) belongs there too, as long as the refused statement changed nothing. `write` makes
+ * the changes and refuses nothing; a refusal from it is a bug in the work and fails as one (500,
+ * rolled back, not stored), never stored with its changes.
+ *
+ * `writeMayRefuse` is for a work whose refusal only its changes can discover: its `write` may then
+ * refuse (rolled back with the transaction; for a keyed write, to a savepoint around `write`, so
+ * that the refusal is stored without the changes, two round trips more).
+ */
+export interface Work<Checked, T> {
+  check(trx: Transaction<Database>): Promise<Checked>
+  write(scope: WriteScope, checked: Checked): Promise<T>
+  writeMayRefuse?: true
+}
+
+/** How long a key keeps its outcome. */
+const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60
+
+/**
+ * Runs `work` in a transaction of its own; with an idempotency claim, at most once per key (the
+ * stored outcome otherwise). The effects it registers run after the commit, in order; one that
+ * fails is logged by its owner, never turns a committed write into an error. `kind` says what a
+ * success is, in no transport's terms. Errors the work throws are refusals (ApiErrors below 500:
+ * a keyed write stores them, then throws them) or failures (anything else: rolled back, not
+ * stored, so a retry can still succeed).
+ */
+export async function runWrite<Checked, T>(
+  db: Kysely<Database>,
+  idempotency: IdempotencyClaim | undefined,
+  work: Work<Checked, T>,
+  kind: WriteKind = 'change',
+): Promise<Written<T>> {
+  const created = kind === 'creation' ? ({ created: true } as const) : {}
+  const trx = await db.startTransaction().execute()
+  try {
+    // The claim: a finished key replays (or is 422 for another request); a running one is 409.
+    const key = idempotency ? await claim(trx, idempotency) : undefined
+    if (key?.stored) {
+      await trx.commit().execute()
+      return { ...replay<T>(key.stored), ...created }
+    }
+    const outcome = key?.outcome
+
+    // The work: its check, then its write.
+    const effects: AfterCommit[] = []
+    let recorded: { value: unknown } | undefined
+    const scope: WriteScope = {
+      trx,
+      afterCommit: (effect) => void effects.push(effect),
+      outcomeOf: (value) => {
+        if (!outcome) return undefined
+        recorded = { value }
+        return outcomeRecord({ ...outcome, status: SUCCESS_STATUS[kind], body: value })
+      },
+    }
+    let attempt: Attempt<T>
+    try {
+      attempt = { succeeded: true, value: await checkThenWrite(work, scope, outcome ? trx : undefined) }
+    } catch (error) {
+      // Without a key a refusal is thrown as it is, and the transaction rolled back.
+      if (!outcome || !isRefusal(error)) throw error
+      attempt = { succeeded: false, error }
+    }
+
+    // The outcome: stored by the write's own last statement, or by a statement of its own.
+    if (outcome) {
+      if (attempt.succeeded && recorded !== undefined) {
+        // A result other than the one stored would replay wrong.
+        if (recorded.value !== attempt.value) throw new Error('A write stored an outcome other than its result.')
+      } else {
+        // A refusal (a savepoint's rollback took back any outcome the write had recorded), or a
+        // write that records none.
+        await storeOutcome(trx, { ...outcome, ...storedOutcomeOf(attempt, kind) })
+      }
+    }
+
+    await trx.commit().execute()
+    if (!attempt.succeeded) throw attempt.error
+    // After the commit: a refused attempt (thrown just above) registers no effect that runs.
+    for (const effect of effects) await effect()
+    return { value: attempt.value, replayed: false, ...created }
+  } catch (error) {
+    if (!trx.isCommitted && !trx.isRolledBack)
+      await trx
+        .rollback()
+        .execute()
+        .catch(() => {})
+    throw error
+  }
+}
+
+/**
+ * The rule of what a key is, for every transport: the contract's `IdempotencyKey` parameter
+ * (generated from openapi.yaml). Each transport reads the key from where it carries it (a header,
+ * an argument) and names that place in the error, `field`.
+ */
+export function checkIdempotencyKey(key: string, field: Omit<FieldError, 'message'>): void {
+  if (!isIdempotencyKey(key)) {
+    const lengths = `${IdempotencyKeySchema.minLength}-${IdempotencyKeySchema.maxLength}`
+    throw badRequest('INVALID_IDEMPOTENCY_KEY', `An Idempotency-Key is ${lengths} printable ASCII characters.`, [
+      { ...field, message: `must be ${lengths} printable ASCII characters` },
+    ])
+  }
+}
+
+/** JSON Schema's `pattern` is an ECMA-262 regular expression with the `u` flag (2020-12, §6.3.3). */
+const KEY_PATTERN = new RegExp(IdempotencyKeySchema.pattern, 'u')
+
+/** JSON Schema counts a string's length in code points. */
+function isIdempotencyKey(key: string): boolean {
+  const length = [...key].length
+  return length >= IdempotencyKeySchema.minLength && length <= IdempotencyKeySchema.maxLength && KEY_PATTERN.test(key)
+}
+
+/** A claimed key: its stored outcome (to replay), or what this request's outcome will be stored as. */
+type ClaimedKey =
+  | { stored: Pick<StoredOutcome, 'status' | 'body'>; outcome?: undefined }
+  | { stored?: undefined; outcome: Omit<StoredOutcome, 'status' | 'body'> }
+
+/**
+ * Claims the key in one round trip (its lock and its live stored outcome). A finished key answers
+ * with its outcome whoever holds the lock (another replay, reading); 409 is only for a first
+ * request still running (decisions §7, "Replays under concurrency").
+ */
+async function claim(trx: Transaction<Database>, idempotency: IdempotencyClaim): Promise<ClaimedKey> {
+  const requestHash = hashOf(idempotency.fingerprint)
+  const { locked, stored } = await claimKey(trx, idempotency.caller, idempotency.key)
+  if (!stored && !locked) {
+    throw conflict('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
+      'retry-after': '1',
+    })
+  }
+  if (stored) {
+    if (stored.requestHash !== requestHash) {
+      throw unprocessable('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used for a different request.')
+    }
+    return { stored }
+  }
+  return { outcome: { caller: idempotency.caller, key: idempotency.key, requestHash, ttlSeconds: IDEMPOTENCY_TTL_SECONDS } }
+}
+
+/** "The same request": the fingerprint as canonical JSON (object keys sorted), hashed. */
+function hashOf(fingerprint: unknown): string {
+  return createHash('sha256').update(canonical(fingerprint)).digest('hex')
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`)
+      .join(',')}}`
+  }
+  return JSON.stringify(value ?? null)
+}
+
+/**
+ * Checks, then writes; a refusal from `write` is a bug unless the work says its write may refuse.
+ * `keyed` is the keyed write's transaction, where a write that may refuse takes its savepoint.
+ */
+async function checkThenWrite<Checked, T>(
+  work: Work<Checked, T>,
+  scope: WriteScope,
+  keyed: ControlledTransaction<Database> | undefined,
+): Promise<T> {
+  const checked = await work.check(scope.trx)
+  if (work.writeMayRefuse) return keyed ? writeInSavepoint(keyed, work, scope, checked) : work.write(scope, checked)
+  try {
+    return await work.write(scope, checked)
+  } catch (error) {
+    if (isRefusal(error)) {
+      throw new Error(`A write refused after its checks (${error.code}); refusals belong in its check.`, { cause: error })
+    }
+    throw error
+  }
+}
+
+/** A keyed write that may refuse after changing: its refusal rolls back to the savepoint, so it is stored without the changes. */
+async function writeInSavepoint<Checked, T>(
+  trx: ControlledTransaction<Database>,
+  work: Work<Checked, T>,
+  scope: WriteScope,
+  checked: Checked,
+): Promise<T> {
+  const savepoint = await trx.savepoint('write').execute()
+  try {
+    const value = await work.write({ ...scope, trx: savepoint }, checked)
+    await savepoint.releaseSavepoint('write').execute()
+    return value
+  } catch (error) {
+    if (isRefusal(error)) await savepoint.rollbackToSavepoint('write').execute()
+    throw error
+  }
+}
+
+type Attempt<T> = { succeeded: true; value: T } | { succeeded: false; error: ApiError }
+
+/** A refusal (a 4xx from the error catalogue), stored for a keyed write; anything else is a failure. */
+function isRefusal(error: unknown): error is ApiError {
+  return error instanceof ApiError && error.status < 500
+}
+
+interface SerializedError {
+  status: number
+  code: string
+  detail: string
+  errors?: ApiError['errors']
+  headers: Record<string, string>
+}
+
+/**
+ * What a key stores, in no transport's terms: the result and its kind's status, or the refusal
+ * and its status. Rows stored before this pipeline held REST's answer in `status` (the same
+ * numbers for REST; 200 for every GraphQL success) and a Location no replay reads: they replay alike.
+ */
+function storedOutcomeOf<T>(attempt: Attempt<T>, kind: WriteKind): Pick<StoredOutcome, 'status' | 'body'> {
+  if (attempt.succeeded) return { status: SUCCESS_STATUS[kind], body: attempt.value }
+  const { error } = attempt
+  const serialized: SerializedError = {
+    status: error.status,
+    code: error.code,
+    detail: error.detail,
+    ...(error.errors ? { errors: error.errors } : {}),
+    headers: error.headers,
+  }
+  return { status: error.status, body: { __error: serialized } }
+}
+
+/** A stored result replays as that result, a stored refusal as the same error; both marked replayed. */
+function replay<T>(stored: Pick<StoredOutcome, 'status' | 'body'>): Written<T> {
+  const body: unknown = typeof stored.body === 'string' ? JSON.parse(stored.body) : stored.body
+  if (stored.status < 400) {
+    // The stored body is the JSON of a T runWrite returned for the same request.
+    return { value: body as T, replayed: true }
+  }
+  const e = (body as { __error: SerializedError }).__error
+  // A code the catalogue no longer lists replays as its status' generic code.
+  throw new ApiError(isErrorCode(e.code) ? e.code : codeForStatus(e.status), e.detail, {
+    ...(e.errors ? { errors: e.errors } : {}),
+    headers: { ...e.headers, 'idempotent-replayed': 'true' },
+  })
+}
