@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs'
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import addFormatsModule from 'ajv-formats'
-import { parse } from 'yaml'
+import { parseOpenApi } from './contract-files.ts'
 
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => void
 
@@ -18,7 +18,7 @@ interface ContractResponse {
   headers?: Record<string, unknown>
 }
 
-const document = parse(readFileSync(new URL('../openapi.yaml', import.meta.url), 'utf8')) as Json & {
+const document = parseOpenApi(readFileSync(new URL('../openapi.yaml', import.meta.url), 'utf8')) as Json & {
   servers: Array<{ url: string }>
   paths: Record<string, Record<string, { operationId: string; responses: Record<string, ContractResponse | { $ref: string }> }>>
   components: { responses: Record<string, ContractResponse> }

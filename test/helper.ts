@@ -12,7 +12,8 @@ import pg from 'pg'
 import { buildApp } from '../src/app.ts'
 import { createTokenSigner } from '../src/auth/tokens.ts'
 import { loadConfig, type AppConfig } from '../src/config.ts'
-import { loadContracts, type Contracts } from '../src/contract/contracts.ts'
+import type { Contracts } from '../src/contract/contracts.ts'
+import { contractsOnDisk } from './contract-files.ts'
 import { createDatabase, type DatabaseHandle } from '../src/db/database.ts'
 import { contractViolations } from './contract-validator.ts'
 import {
@@ -114,7 +115,7 @@ export async function build(t: Teardown, options: BuildOptions = {}): Promise<Fa
     config: testConfig(replica ? { DATABASE_REPLICA_URLS: replica.url, ...options.env } : options.env),
     database,
     ...(options.loggerStream ? { loggerStream: options.loggerStream } : {}),
-    contracts: options.contracts ?? (contractsAsTheyAre ??= loadContracts()),
+    contracts: options.contracts ?? (contractsAsTheyAre ??= contractsOnDisk()),
   })
   t.teardown(() => app.close())
   if (replica) readThroughReplica(app, replica)
