@@ -50,6 +50,11 @@ export interface BenchOptions {
    * Node 24 from bench/peers, which must be installed (run.ts does it). Off when undefined.
    */
   peers?: boolean | undefined
+  /**
+   * How long a server may take to answer /healthz after its start (60 s when undefined). The test
+   * suite's tiny run starts four servers at once while other test files load the machine.
+   */
+  startTimeoutMs?: number | undefined
 }
 
 export interface RoundResult {
@@ -491,7 +496,11 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
             ...(name === 'service' ? SERVICE_RUN_ENVIRONMENT : {}),
             ...(isPeer(name) ? PEER_RUN_ENVIRONMENT : {}),
           },
-          { node: serverNode, profileDir: route === 'direct' ? options.profileDir : undefined },
+          {
+            node: serverNode,
+            profileDir: route === 'direct' ? options.profileDir : undefined,
+            ...(options.startTimeoutMs ? { startTimeoutMs: options.startTimeoutMs } : {}),
+          },
         ),
       ),
     )

@@ -10,6 +10,9 @@ import { renderMarkdown } from '../../bench/report.ts'
 import { TINY_DATA_SET } from '../../bench/seed.ts'
 import { postgresUrl } from '../setup/templates.ts'
 
+// Seeding, four servers and five scenarios: minutes when other test files share the two cores.
+t.setTimeout(300_000)
+
 const SCENARIOS = {
   'get-order': ['service', 'fastify'],
   'list-orders': ['service', 'fastify'],
@@ -27,6 +30,8 @@ t.test('npm run bench runs every scenario on the service and its baselines and r
     durationSeconds: 0.5,
     warmupSeconds: 0,
     connections: 2,
+    // Four servers start at once beside two other test files on a 2-core machine.
+    startTimeoutMs: 180_000,
   })
   const onPostgres = url !== undefined
   t.equal(results.database, onPostgres ? 'postgres' : 'pglite')
