@@ -12,17 +12,7 @@
  * trusted (DNS rebinding, see trustedOrigin).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { ApiError, credentialRequired, forbidden } from '../errors.ts'
 import { restTools } from '../generated/mcp/tools.ts'
 import { SCOPES } from '../generated/required-scopes.ts'
@@ -60,6 +50,20 @@ const toolsByName = new Map(restTools.map((tool) => [tool.name, tool]))
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
 
 /**
+ * The SDK, loaded by the first MCP request: its schemas (zod) cost about 0.3 s of CPU to load, which
+ * every start of a server (and every test process) paid whether or not an agent ever called.
+ */
+async function loadSdk() {
+  const [{ Server }, { WebStandardStreamableHTTPServerTransport }, types] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/index.js'),
+    import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ])
+  return { Server, WebStandardStreamableHTTPServerTransport, types }
+}
+type McpSdk = Awaited<ReturnType<typeof loadSdk>>
+
+/**
  * Whether a browser page of `origin` may call /mcp. The transport spec asks servers to check Origin
  * against DNS rebinding (a page of evil.example resolving to 127.0.0.1): a page may if CORS_ORIGINS
  * lets it call the API, if it is PUBLIC_URL's own, or if it is served from loopback itself. Agents
@@ -89,7 +93,22 @@ function webRequest(request: FastifyRequest, base: string): Request {
   return new Request(`${base}${request.url}`, { method: request.method, headers })
 }
 
-function mcpServer(app: FastifyInstance, options: McpOptions, resources: ReturnType<typeof mcpResources>, caller: RestCaller): Server {
+function mcpServer(
+  { Server, types }: McpSdk,
+  app: FastifyInstance,
+  options: McpOptions,
+  resources: ReturnType<typeof mcpResources>,
+  caller: RestCaller,
+): Server {
+  const {
+    CallToolRequestSchema,
+    ErrorCode,
+    ListResourcesRequestSchema,
+    ListResourceTemplatesRequestSchema,
+    ListToolsRequestSchema,
+    McpError,
+    ReadResourceRequestSchema,
+  } = types
   // The low-level Server, not McpServer: the tools' input schemas are JSON Schema from the
   // contract, and their arguments are checked by the REST route itself, not by zod here.
   const server = new Server(
@@ -110,6 +129,7 @@ function mcpServer(app: FastifyInstance, options: McpOptions, resources: ReturnT
 
 export async function mcpRoutes(app: FastifyInstance, options: McpOptions): Promise<void> {
   const resources = mcpResources(app, options.contracts)
+  let sdk: Promise<McpSdk> | undefined
 
   // RFC 9728 at the root, and at the path-suffixed location newer MCP clients look first.
   for (const path of [METADATA_PATH, `${METADATA_PATH}${MCP_PATH}`]) {
@@ -137,7 +157,9 @@ export async function mcpRoutes(app: FastifyInstance, options: McpOptions): Prom
       const challenge = `${refused.headers['www-authenticate']}, resource_metadata="${base}${METADATA_PATH}"`
       return sendProblem(reply, new ApiError('UNAUTHENTICATED', refused.detail, { headers: { 'www-authenticate': challenge } }))
     }
-    const server = mcpServer(app, options, resources, {
+    sdk ??= loadSdk()
+    const { WebStandardStreamableHTTPServerTransport } = await sdk
+    const server = mcpServer(await sdk, app, options, resources, {
       authorization: request.headers.authorization,
       requestId: request.id,
       host: request.headers.host,

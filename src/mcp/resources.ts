@@ -6,7 +6,7 @@
  * statelessly, with no stream that outlives a request to push `notifications/resources/updated`
  * on; an agent reads it again with `after` (or follows GET /api/v1/events/stream or a webhook).
  */
-import { ErrorCode, McpError, type ReadResourceResult, type Resource, type ResourceTemplate } from '@modelcontextprotocol/sdk/types.js'
+import type { ReadResourceResult, Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js'
 import { restTools } from '../generated/mcp/tools.ts'
 import { callRestTool, type RestCaller } from './rest-dispatch.ts'
 import type { FastifyInstance } from 'fastify'
@@ -65,6 +65,8 @@ export function mcpResources(app: FastifyInstance, contracts: { openApiYaml: str
     ],
     readsRest: (uri) => uri === EVENTS_URI || uri.startsWith(`${EVENTS_URI}?`),
     async read(uri, caller) {
+      // Loaded by the first MCP request already (plugin.ts): the SDK is read when an agent calls.
+      const { ErrorCode, McpError } = await import('@modelcontextprotocol/sdk/types.js')
       const document = documents.find((candidate) => candidate.uri === uri)
       if (document) return { contents: [{ uri, mimeType: document.mimeType, text: document.text() }] }
       if (!(uri === EVENTS_URI || uri.startsWith(`${EVENTS_URI}?`))) throw new McpError(RESOURCE_NOT_FOUND, `No resource ${uri}.`, { uri })
