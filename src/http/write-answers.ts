@@ -1,9 +1,11 @@
 /**
- * How a REST write is answered: with the record, its ETag and, for a creation, 201 and Location; a
- * POST with an Idempotency-Key (decisions §7) at most once per key, a stored answer marked as
- * replayed. The status and Location are built here, from the result, once per answer: the write
- * pipeline stores the record, not REST's answer, and a replay is answered exactly like the first
- * request.
+ * A REST write at the edge, in two calls the route makes around its service, one after the other:
+ * `idempotencyClaim` reads the request's Idempotency-Key (decisions §7) into the claim the service
+ * runs the write with, and `answerWritten` answers the service's result: the record, its ETag, the
+ * status of its kind and, for a creation, Location; a stored answer marked as replayed. The status
+ * and Location are built here, from the result, once per answer: the write pipeline stores the
+ * record, not REST's answer, and a replay is answered exactly like the first request. Nothing here
+ * calls the service: the path goes down from the route and never back up.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { checkIdempotencyKey, type IdempotencyClaim, SUCCESS_STATUS, type Written } from '../db/write.ts'
@@ -16,18 +18,11 @@ export interface WriteAnswer<T> {
 }
 
 /**
- * Answers a write that `write` makes: with the record, its ETag, the status its kind answers with
- * (201 a creation, 200 a change: src/db/write.ts) and, for a creation, Location. A POST that carries
- * an Idempotency-Key (decisions §7) hands the service its claim: the service runs the write at
- * most once per key, and a stored result is answered marked as replayed.
+ * Answers what a write returned: the record, its ETag, the status its kind answers with (201 a
+ * creation, 200 a change: src/db/write.ts) and, for a creation, Location; a stored result (the same
+ * Idempotency-Key again) marked as replayed.
  */
-export async function answerWrite<T extends object>(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  write: (idempotency: IdempotencyClaim | undefined) => Promise<Written<T>>,
-  answer: WriteAnswer<T> = {},
-): Promise<FastifyReply> {
-  const written = await write(idempotencyClaim(request))
+export function answerWritten<T extends object>(reply: FastifyReply, written: Written<T>, answer: WriteAnswer<T> = {}): FastifyReply {
   if (written.replayed) reply.header('idempotent-replayed', 'true')
   const location = answer.location?.(written.value)
   if (location) reply.header('location', location)
@@ -35,7 +30,12 @@ export async function answerWrite<T extends object>(
   return reply.code(status).header('etag', etagOf(written.value)).send(written.value)
 }
 
-function idempotencyClaim(request: FastifyRequest): IdempotencyClaim | undefined {
+/**
+ * The claim a POST's Idempotency-Key makes (decisions §7), for the service to run its write with at
+ * most once per key; undefined without the header. A malformed key is refused here, before the
+ * service is called.
+ */
+export function idempotencyClaim(request: FastifyRequest): IdempotencyClaim | undefined {
   const header = request.headers['idempotency-key']
   if (typeof header !== 'string') return undefined
   const key = idempotencyKeyOfHeader(header)

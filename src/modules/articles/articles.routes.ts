@@ -1,11 +1,10 @@
 /** REST handlers for articles and comments, by operationId. */
 import type { AppConfig } from '../../config.ts'
-import type { Article, Comment } from '../../contract/contract-types.ts'
 import { ifMatch } from '../../http/conditional-requests.ts'
 import { sendCollection, sendNestedCollection, sendRecord } from '../../http/envelopes.ts'
 import { operationUrl } from '../../http/locations.ts'
 import type { OperationHandler, OperationHandlers } from '../../http/register-operations.ts'
-import { answerWrite } from '../../http/write-answers.ts'
+import { answerWritten, idempotencyClaim } from '../../http/write-answers.ts'
 import { requireCaller } from '../../auth/caller.ts'
 import type { ArticlesService } from './articles.service.ts'
 
@@ -24,10 +23,13 @@ export function articleHandlers(articles: ArticlesService, config: AppConfig): O
       return sendCollection(request, reply, config.publicUrl, page, fields)
     },
 
-    createArticle: async (request, reply) =>
-      answerWrite<Article>(request, reply, (idempotency) => articles.create(requireCaller(request), request.body, { idempotency }), {
+    createArticle: async (request, reply) => {
+      const idempotency = idempotencyClaim(request)
+      const written = await articles.create(requireCaller(request), request.body, { idempotency })
+      return answerWritten(reply, written, {
         location: (article) => operationUrl(request, config.publicUrl, 'getArticle', { id: article.id }),
-      }),
+      })
+    },
 
     getArticle: async (request, reply) => {
       const article = await articles.get(requireCaller(request), request.params.id)
@@ -50,13 +52,10 @@ export function articleHandlers(articles: ArticlesService, config: AppConfig): O
 
     createArticleComment: async (request, reply) => {
       const { id } = request.params
-      return answerWrite<Comment>(
-        request,
-        reply,
-        (idempotency) => articles.addComment(requireCaller(request), id, request.body, { idempotency }),
-        // Comments have no URL of their own: Location names the article's comments.
-        { location: () => operationUrl(request, config.publicUrl, 'listArticleComments', { id }) },
-      )
+      const idempotency = idempotencyClaim(request)
+      const written = await articles.addComment(requireCaller(request), id, request.body, { idempotency })
+      // Comments have no URL of their own: Location names the article's comments.
+      return answerWritten(reply, written, { location: () => operationUrl(request, config.publicUrl, 'listArticleComments', { id }) })
     },
   }
 }

@@ -1,11 +1,10 @@
 /** REST handlers for orders, by operationId: parse, call the service, shape the answer. */
 import type { AppConfig } from '../../config.ts'
-import type { Order } from '../../contract/contract-types.ts'
 import { ifMatch } from '../../http/conditional-requests.ts'
 import { sendCollectionText, sendNestedCollection, sendNestedCollectionText, sendRecord, sendRecordText } from '../../http/envelopes.ts'
 import { operationUrl } from '../../http/locations.ts'
 import type { OperationHandler, OperationHandlers } from '../../http/register-operations.ts'
-import { answerWrite } from '../../http/write-answers.ts'
+import { answerWritten, idempotencyClaim } from '../../http/write-answers.ts'
 import { requireCaller } from '../../auth/caller.ts'
 import type { OrderAction, OrdersService } from './orders.service.ts'
 
@@ -13,13 +12,14 @@ export function orderHandlers(orders: OrdersService, config: AppConfig): Operati
   // payOrder, cancelOrder and refundOrder take the same path and body.
   const action =
     (kind: OrderAction): OperationHandler<'payOrder'> =>
-    async (request, reply) =>
-      answerWrite<Order>(request, reply, (idempotency) =>
-        orders.transition(requireCaller(request), request.params.id, kind, request.body.reason, {
-          idempotency,
-          precondition: ifMatch(request),
-        }),
-      )
+    async (request, reply) => {
+      const idempotency = idempotencyClaim(request)
+      const written = await orders.transition(requireCaller(request), request.params.id, kind, request.body.reason, {
+        idempotency,
+        precondition: ifMatch(request),
+      })
+      return answerWritten(reply, written)
+    }
 
   // PUT and PATCH both replace an order's items (PATCH's body may leave them out): one handler.
   const replaceItems: OperationHandler<'updateOrder'> = async (request, reply) => {
@@ -39,13 +39,13 @@ export function orderHandlers(orders: OrdersService, config: AppConfig): Operati
       return sendCollectionText(request, reply, config.publicUrl, page, fields)
     },
 
-    createOrder: async (request, reply) =>
-      answerWrite<Order>(
-        request,
-        reply,
-        (idempotency) => orders.create(requireCaller(request), { items: request.body.items }, { idempotency }),
-        { location: (order) => operationUrl(request, config.publicUrl, 'getOrder', { id: order.id }) },
-      ),
+    createOrder: async (request, reply) => {
+      const idempotency = idempotencyClaim(request)
+      const written = await orders.create(requireCaller(request), { items: request.body.items }, { idempotency })
+      return answerWritten(reply, written, {
+        location: (order) => operationUrl(request, config.publicUrl, 'getOrder', { id: order.id }),
+      })
+    },
 
     getOrder: async (request, reply) => {
       const order = await orders.getText(requireCaller(request), request.params.id)

@@ -1,9 +1,8 @@
 /** REST handlers for the product catalog, by operationId. */
 import type { AppConfig } from '../../config.ts'
-import type { Product } from '../../contract/contract-types.ts'
 import { sendCollection } from '../../http/envelopes.ts'
 import type { OperationHandlers } from '../../http/register-operations.ts'
-import { answerWrite } from '../../http/write-answers.ts'
+import { answerWritten, idempotencyClaim } from '../../http/write-answers.ts'
 import { requireCaller } from '../../auth/caller.ts'
 import type { ProductsService } from './products.service.ts'
 
@@ -16,7 +15,9 @@ export function productHandlers(products: ProductsService, config: AppConfig): O
     },
 
     // The catalog has no per-product URL (the contract has no GET /products/{sku}), so no Location.
-    createProduct: async (request, reply) =>
-      answerWrite<Product>(request, reply, (idempotency) => products.create(requireCaller(request), request.body, { idempotency })),
+    createProduct: async (request, reply) => {
+      const idempotency = idempotencyClaim(request)
+      return answerWritten(reply, await products.create(requireCaller(request), request.body, { idempotency }))
+    },
   }
 }

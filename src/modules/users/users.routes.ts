@@ -1,10 +1,9 @@
 /** REST handlers for users, by operationId. */
 import type { AppConfig } from '../../config.ts'
-import type { User } from '../../contract/contract-types.ts'
 import { sendCollection, sendRecord } from '../../http/envelopes.ts'
 import { operationUrl } from '../../http/locations.ts'
 import type { OperationHandlers } from '../../http/register-operations.ts'
-import { answerWrite } from '../../http/write-answers.ts'
+import { answerWritten, idempotencyClaim } from '../../http/write-answers.ts'
 import { requireCaller } from '../../auth/caller.ts'
 import type { UsersService } from './users.service.ts'
 
@@ -16,10 +15,13 @@ export function userHandlers(users: UsersService, config: AppConfig): OperationH
       return sendCollection(request, reply, config.publicUrl, page, fields)
     },
 
-    createUser: async (request, reply) =>
-      answerWrite<User>(request, reply, (idempotency) => users.create(requireCaller(request), request.body, { idempotency }), {
+    createUser: async (request, reply) => {
+      const idempotency = idempotencyClaim(request)
+      const written = await users.create(requireCaller(request), request.body, { idempotency })
+      return answerWritten(reply, written, {
         location: (user) => operationUrl(request, config.publicUrl, 'getUser', { id: user.id }),
-      }),
+      })
+    },
 
     getUser: async (request, reply) => {
       const user = await users.get(requireCaller(request), request.params.id)
