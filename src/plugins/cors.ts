@@ -29,11 +29,14 @@ export const CORS_ALLOWED_HEADERS = [
   'If-None-Match',
   // A fetch() stream reader resuming an event stream as EventSource does (decisions §13).
   'Last-Event-ID',
+  // What an MCP client sends after its initialize (the protocol's Streamable HTTP transport), so an
+  // agent running in a page can call /mcp (docs/agents.md).
+  'Mcp-Protocol-Version',
   'X-Request-Id',
   'traceparent',
   'tracestate',
 ]
-/** X-Request-Id and Server-Timing: what a browser app quotes in a bug report and shows in its devtools. */
+/** X-Request-Id and Server-Timing: what a browser app quotes in a bug report and shows in its devtools. WWW-Authenticate: why a 401 was refused, and where to look. */
 export const CORS_EXPOSED_HEADERS = [
   'X-Request-Id',
   'Server-Timing',
@@ -46,6 +49,8 @@ export const CORS_EXPOSED_HEADERS = [
   'Deprecation',
   'Sunset',
   'Link',
+  // The bearer challenge: an MCP client in a page finds the protected-resource metadata there (RFC 9728).
+  'WWW-Authenticate',
 ]
 /** Exposed too when they are sent (RATE_LIMIT_LEGACY_HEADERS=true); otherwise they only lengthen every answer. */
 export const CORS_EXPOSED_LEGACY_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']

@@ -19,6 +19,7 @@ const ALLOWED_HEADERS = [
   'If-Match',
   'If-None-Match',
   'Last-Event-ID',
+  'Mcp-Protocol-Version',
   'X-Request-Id',
   'traceparent',
   'tracestate',
@@ -35,6 +36,7 @@ const EXPOSED_HEADERS = [
   'Deprecation',
   'Sunset',
   'Link',
+  'WWW-Authenticate',
 ]
 const list = (header: unknown) =>
   String(header ?? '')
@@ -230,6 +232,32 @@ t.test(
     t.ok(exposed.includes('X-Request-Id') && exposed.includes('Server-Timing'), 'and both are exposed to the script')
   },
 )
+
+t.test('an MCP client in a page on an allowed origin passes the preflight to /mcp and can read a 401 challenge', async (t) => {
+  const app = await build(t, { env: { CORS_ORIGINS: APP_ORIGIN } })
+  const asked = await app.inject({
+    method: 'OPTIONS',
+    url: '/mcp',
+    headers: {
+      origin: APP_ORIGIN,
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'authorization, content-type, mcp-protocol-version',
+    },
+  })
+  t.equal(asked.statusCode, 204)
+  const allowed = list(asked.headers['access-control-allow-headers']).map((name) => name.toLowerCase())
+  t.ok(allowed.includes('mcp-protocol-version'), 'Mcp-Protocol-Version, which an MCP client sends after its initialize, is allowed')
+  const refused = await app.inject({
+    method: 'POST',
+    url: '/mcp',
+    headers: { origin: APP_ORIGIN, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    payload: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+  })
+  t.equal(refused.statusCode, 401)
+  t.equal(refused.headers['access-control-allow-origin'], APP_ORIGIN)
+  t.match(refused.headers['www-authenticate'], /resource_metadata="[^"]+\/\.well-known\/oauth-protected-resource"/)
+  t.ok(list(refused.headers['access-control-expose-headers']).includes('WWW-Authenticate'), 'and the page may read the challenge')
+})
 
 /** Opens a WebSocket to /graphql with `origin` (none when undefined): the upgrade's status, 101 when it opened. */
 async function upgrade(url: string, origin: string | undefined): Promise<{ status: number; body: string }> {
