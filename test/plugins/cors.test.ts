@@ -43,13 +43,13 @@ const list = (header: unknown) =>
     .split(',')
     .map((part) => part.trim())
     .filter((part) => part !== '')
-const preflight = (url: string, origin = APP_ORIGIN, method = 'POST') => ({
+const preflight = (url: string, origin = APP_ORIGIN, method = 'POST', requestHeaders = 'authorization, content-type, idempotency-key') => ({
   method: 'OPTIONS' as const,
   url,
   headers: {
     origin,
     'access-control-request-method': method,
-    'access-control-request-headers': 'authorization, content-type, idempotency-key',
+    'access-control-request-headers': requestHeaders,
   },
 })
 
@@ -202,15 +202,7 @@ t.test(
   'a request id and trace context sent by a browser app pass the preflight, and the answer exposes X-Request-Id and Server-Timing',
   async (t) => {
     const app = await build(t, { env: { CORS_ORIGINS: APP_ORIGIN } })
-    const asked = await app.inject({
-      method: 'OPTIONS',
-      url: '/api/v1/orders',
-      headers: {
-        origin: APP_ORIGIN,
-        'access-control-request-method': 'GET',
-        'access-control-request-headers': 'authorization, x-request-id, traceparent, tracestate',
-      },
-    })
+    const asked = await app.inject(preflight('/api/v1/orders', APP_ORIGIN, 'GET', 'authorization, x-request-id, traceparent, tracestate'))
     t.equal(asked.statusCode, 204)
     const allowed = list(asked.headers['access-control-allow-headers']).map((name) => name.toLowerCase())
     for (const name of ['authorization', 'x-request-id', 'traceparent', 'tracestate']) t.ok(allowed.includes(name), `${name} is allowed`)
@@ -235,15 +227,7 @@ t.test(
 
 t.test('an MCP client in a page on an allowed origin passes the preflight to /mcp and can read a 401 challenge', async (t) => {
   const app = await build(t, { env: { CORS_ORIGINS: APP_ORIGIN } })
-  const asked = await app.inject({
-    method: 'OPTIONS',
-    url: '/mcp',
-    headers: {
-      origin: APP_ORIGIN,
-      'access-control-request-method': 'POST',
-      'access-control-request-headers': 'authorization, content-type, mcp-protocol-version',
-    },
-  })
+  const asked = await app.inject(preflight('/mcp', APP_ORIGIN, 'POST', 'authorization, content-type, mcp-protocol-version'))
   t.equal(asked.statusCode, 204)
   const allowed = list(asked.headers['access-control-allow-headers']).map((name) => name.toLowerCase())
   t.ok(allowed.includes('mcp-protocol-version'), 'Mcp-Protocol-Version, which an MCP client sends after its initialize, is allowed')
