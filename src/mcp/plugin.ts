@@ -123,7 +123,9 @@ function mcpServer(
   })
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: resources.list }))
   server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: resources.templates }))
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => resources.read(request.params.uri, caller))
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) =>
+    resources.read(request.params.uri, caller, { ErrorCode, McpError }),
+  )
   return server
 }
 

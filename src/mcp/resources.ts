@@ -6,7 +6,7 @@
  * statelessly, with no stream that outlives a request to push `notifications/resources/updated`
  * on; an agent reads it again with `after` (or follows GET /api/v1/events/stream or a webhook).
  */
-import type { ReadResourceResult, Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js'
+import type { ErrorCode, McpError, ReadResourceResult, Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js'
 import { restTools } from '../generated/mcp/tools.ts'
 import { callRestTool, type RestCaller } from './rest-dispatch.ts'
 import type { FastifyInstance } from 'fastify'
@@ -17,10 +17,17 @@ const EVENTS_URI = 'api://events'
 /** The query parameters of the event log resource: those listEvents takes. */
 const EVENTS_PARAMETERS = ['after', 'types', 'limit']
 
+/** What a refused read throws: the SDK's error class and codes. */
+interface McpErrors {
+  ErrorCode: typeof ErrorCode
+  McpError: typeof McpError
+}
+
 export interface McpResources {
   list: Resource[]
   templates: ResourceTemplate[]
-  read(uri: string, caller: RestCaller): Promise<ReadResourceResult>
+  /** `errors`: the SDK's, as plugin.ts loaded it on the first MCP request (this module imports only its types). */
+  read(uri: string, caller: RestCaller, errors: McpErrors): Promise<ReadResourceResult>
   /** Whether reading `uri` is a REST request (counted against the caller's budget by that request). */
   readsRest(uri: string): boolean
 }
@@ -64,9 +71,7 @@ export function mcpResources(app: FastifyInstance, contracts: { openApiYaml: str
       },
     ],
     readsRest: (uri) => uri === EVENTS_URI || uri.startsWith(`${EVENTS_URI}?`),
-    async read(uri, caller) {
-      // Loaded by the first MCP request already (plugin.ts): the SDK is read when an agent calls.
-      const { ErrorCode, McpError } = await import('@modelcontextprotocol/sdk/types.js')
+    async read(uri, caller, { ErrorCode, McpError }) {
       const document = documents.find((candidate) => candidate.uri === uri)
       if (document) return { contents: [{ uri, mimeType: document.mimeType, text: document.text() }] }
       if (!(uri === EVENTS_URI || uri.startsWith(`${EVENTS_URI}?`))) throw new McpError(RESOURCE_NOT_FOUND, `No resource ${uri}.`, { uri })
