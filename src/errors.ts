@@ -38,8 +38,6 @@ export const errorCatalogue = {
   NOT_FOUND: { status: 404, graphql: 'NOT_FOUND' },
   METHOD_NOT_ALLOWED: { status: 405, graphql: 'BAD_REQUEST' },
   VERSION_NOT_ACCEPTABLE: { status: 406, graphql: 'BAD_USER_INPUT' },
-  // fields= without Accept naming the sparse media type (decisions §16); REST only.
-  SPARSE_NOT_ACCEPTABLE: { status: 406, graphql: 'BAD_USER_INPUT' },
   // The client did not send its whole request in time (HTTP_HEADERS_TIMEOUT, HTTP_REQUEST_TIMEOUT).
   REQUEST_TIMEOUT: { status: 408, graphql: 'BAD_REQUEST' },
   // 409: the record's state forbids it.

@@ -6,9 +6,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Page } from '../pagination/page.ts'
 import type { JsonText } from '../db/json-text.ts'
 import { etagOf, etagOfVersion } from './etags.ts'
-import { addVary } from './vary.ts'
 import { baseUrl } from './locations.ts'
-import { SPARSE_MEDIA_TYPE } from './sparse-media-type.ts'
+
+const JSON_TYPE = 'application/json; charset=utf-8'
 
 /** The same request with a new cursor: every other query parameter is kept as it was sent. */
 export function nextPageUrl(request: FastifyRequest, publicUrl: string | undefined, cursor: string | null): string | null {
@@ -31,13 +31,12 @@ export function pick<T extends object>(record: T, fields: readonly string[] | un
 }
 
 /**
- * Sends records reduced by `fields`, in the sparse media type (varying on Accept, which chose it).
- * The contract's full schemas require every field, so a sparse answer bypasses the compiled
- * serializer; its values come from the same API objects.
+ * Sends records reduced by `fields`: the answer of a /sparse/ read (decisions §16). Its schema is
+ * the full record or any part of it (a `oneOf`), which fast-json-stringify would check value by
+ * value, so it is sent with JSON.stringify; its values come from the same API objects.
  */
 export function sendSparse(reply: FastifyReply, body: unknown): FastifyReply {
-  addVary(reply, 'Accept')
-  return reply.type(`${SPARSE_MEDIA_TYPE}; charset=utf-8`).serializer(JSON.stringify).send(body)
+  return reply.type(JSON_TYPE).serializer(JSON.stringify).send(body)
 }
 
 /** One record: with its ETag when complete, reduced and re-tagged by the payload when sparse. */
@@ -83,8 +82,6 @@ export interface RecordText<T> {
   id: number
   updated_at: string
 }
-
-const JSON_TYPE = 'application/json; charset=utf-8'
 
 /** The value a JSON text holds (JSON.parse of a text of type T). */
 function parsed<T>(text: JsonText<T>): T {

@@ -4,10 +4,9 @@
  * operations and their error responses that was, after AJV, the largest part of start-up that was
  * ours. Same compiler, same schemas, same output: only when it runs changes.
  *
- * Full records are serialized with their own schemas: `application/json` answers name the full
- * record, with no `oneOf` of full and sparse for fast-json-stringify to validate each value
- * against (decisions §16). A sparse answer (its own media type) is sent with JSON.stringify
- * (envelopes.ts, sendSparse).
+ * Full records are serialized with their own schemas: the full reads name the full record, with no
+ * `oneOf` of full and sparse for fast-json-stringify to validate each value against (decisions
+ * §16). A sparse answer (a /sparse/ read) is sent with JSON.stringify (envelopes.ts, sendSparse).
  */
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import type { FastifyServerOptions } from 'fastify'

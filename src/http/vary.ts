@@ -1,4 +1,4 @@
-/** The Vary header, which the caching hook (plugins/http-caching.ts) and the sparse answers (envelopes.ts) both extend. */
+/** The Vary header, which the caching hook (plugins/http-caching.ts) extends. */
 import type { FastifyReply } from 'fastify'
 
 /** Adds a field to Vary, keeping what is there (CORS already varies on Origin). */

@@ -9,7 +9,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { validationFailed, type FieldError } from '../errors.ts'
-import { SPARSE_MEDIA_TYPE } from '../http/sparse-media-type.ts'
 import type { RestTool } from '../generated/mcp/tools.ts'
 import { problemFromError } from '../http/problems.ts'
 
@@ -78,8 +77,7 @@ export async function callRestTool(
   const query = new URLSearchParams()
   const headers: Record<string, string> = {
     authorization: caller.authorization,
-    // A tool call with `fields` is answered in the sparse media type (decisions §16), any other in JSON.
-    accept: `application/json, ${SPARSE_MEDIA_TYPE}`,
+    accept: 'application/json',
     'x-request-id': caller.requestId,
   }
   if (caller.host !== undefined) headers.host = caller.host

@@ -5,11 +5,10 @@
  * openapi-zod-client, from the file on disk (no network), each with a small program that reads
  * `order.items` of a plain getOrder and of a plain listOrders page with no type guard, pages on with
  * `page.cursor` and creates an order, all compile under `tsc --strict` with no diagnostic.
- * `application/json` is always the full record; sparse answers have their own media type, which
- * two generators put in the same result type unless told which media type the client reads
- * (openapi-fetch's `createClient<paths, 'application/json'>`, orval's `override.contentType`), as
- * docs/contracts.md says. openapi-zod-client runs with its defaults: problems are typed, because
- * the contract lists them as `application/json` too.
+ * Every generator runs with its defaults: a full read answers only the full record (sparse
+ * fieldsets are read from the /sparse/ mirrors, operations of their own), so no generator has a
+ * second media type of the same answer to put in a union. openapi-zod-client's problems are typed,
+ * because the contract lists them as `application/json` too.
  *
  * Generated once for the file and compiled in one program, to keep the test short. The clients
  * are written under node_modules/.cache so that their imports (openapi-fetch, zod, @zodios/core)
@@ -29,7 +28,6 @@ import { generateZodClientFromOpenAPI } from 'openapi-zod-client'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..')
 const contract = join(root, 'openapi.yaml')
-const SPARSE = 'application/vnd.contract-api.sparse+json'
 
 /** The project's compiler settings (tsconfig.json), strict, with the DOM's fetch types the clients use. */
 function typecheck(dir: string, files: string[]): string[] {
@@ -103,7 +101,7 @@ import { createOrder, getOrder, listOrders, type Order } from './orval/api.js'
 const auth = { headers: { Authorization: 'Bearer a-token' } }
 
 export async function itemsOf(id: number): Promise<number> {
-  const response = await getOrder(id, {}, auth)
+  const response = await getOrder(id, auth)
   if (response.status !== 200) throw new Error(\`getOrder: \${response.status}\`)
   return response.data.items.length + response.data.total
 }
@@ -137,8 +135,7 @@ const openapiFetchUsage = `
 import createClient from 'openapi-fetch'
 import type { paths } from './openapi-typescript.js'
 
-// The media type this client reads: application/json, the full records (and problems).
-const client = createClient<paths, 'application/json'>({
+const client = createClient<paths>({
   baseUrl: 'http://127.0.0.1:3000/api/v1',
   headers: { Authorization: 'Bearer a-token' },
 })
@@ -276,8 +273,6 @@ t.test(
           target: join(dir, 'orval/api.ts'),
           client: 'fetch',
           mode: 'single',
-          // The media types this client reads: the sparse one is asked for only with fields=.
-          override: { contentType: { exclude: [SPARSE] } },
         },
       },
       root,

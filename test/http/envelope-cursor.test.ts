@@ -50,8 +50,8 @@ t.test('a sparse page carries page.cursor too', async (t) => {
   const body = (
     await app.inject({
       method: 'GET',
-      url: '/api/v1/orders?limit=1&fields=id,total',
-      headers: { ...admin, accept: 'application/vnd.contract-api.sparse+json' },
+      url: '/api/v1/sparse/orders?limit=1&fields=id,total',
+      headers: admin,
     })
   ).json()
   t.type(body.page.cursor, 'string')

@@ -940,7 +940,7 @@ export const SparseOrderPageSchema = {
     "data",
     "page"
   ],
-  "description": "A page of orders (list envelope A) in the sparse media type application/vnd.contract-api.sparse+json, which a `fields=` request asks for with Accept - each record full or the part `fields=` named.",
+  "description": "A page of orders (list envelope A), as the /sparse/ reads answer it - each record the part `fields=` named (all of it when `fields=` names every field).",
   "properties": {
     "data": {
       "type": "array",
@@ -980,7 +980,7 @@ export const SparseArticlePageSchema = {
     "data",
     "page"
   ],
-  "description": "A page of articles (list envelope A) in the sparse media type application/vnd.contract-api.sparse+json, which a `fields=` request asks for with Accept - each record full or the part `fields=` named.",
+  "description": "A page of articles (list envelope A), as the /sparse/ reads answer it - each record the part `fields=` named (all of it when `fields=` names every field).",
   "properties": {
     "data": {
       "type": "array",
@@ -1020,7 +1020,7 @@ export const SparseUserPageSchema = {
     "data",
     "page"
   ],
-  "description": "A page of users (list envelope A) in the sparse media type application/vnd.contract-api.sparse+json, which a `fields=` request asks for with Accept - each record full or the part `fields=` named.",
+  "description": "A page of users (list envelope A), as the /sparse/ reads answer it - each record the part `fields=` named (all of it when `fields=` names every field).",
   "properties": {
     "data": {
       "type": "array",
@@ -1060,7 +1060,7 @@ export const SparseProductPageSchema = {
     "data",
     "page"
   ],
-  "description": "A page of products (list envelope A) in the sparse media type application/vnd.contract-api.sparse+json, which a `fields=` request asks for with Accept - each record full or the part `fields=` named.",
+  "description": "A page of products (list envelope A), as the /sparse/ reads answer it - each record the part `fields=` named (all of it when `fields=` names every field).",
   "properties": {
     "data": {
       "type": "array",
@@ -1106,7 +1106,7 @@ export const SparseOrderItemListSchema = {
     "data",
     "next_cursor"
   ],
-  "description": "A page of an order's items (list envelope B) in the sparse media type application/vnd.contract-api.sparse+json, which a `fields=` request asks for with Accept - each record full or the part `fields=` named.",
+  "description": "A page of an order's items (list envelope B), as the /sparse/ reads answer it - each record the part `fields=` named (all of it when `fields=` names every field).",
   "properties": {
     "data": {
       "type": "array",
@@ -1158,7 +1158,7 @@ export const SparseCommentListSchema = {
     "data",
     "next_cursor"
   ],
-  "description": "A page of an article's comments (list envelope B) in the sparse media type application/vnd.contract-api.sparse+json, which a `fields=` request asks for with Accept - each record full or the part `fields=` named.",
+  "description": "A page of an article's comments (list envelope B), as the /sparse/ reads answer it - each record the part `fields=` named (all of it when `fields=` names every field).",
   "properties": {
     "data": {
       "type": "array",
@@ -1210,7 +1210,7 @@ export const SparseUserOrderListSchema = {
     "data",
     "next_cursor"
   ],
-  "description": "A page of a user's orders (list envelope B) in the sparse media type application/vnd.contract-api.sparse+json, which a `fields=` request asks for with Accept - each record full or the part `fields=` named.",
+  "description": "A page of a user's orders (list envelope B), as the /sparse/ reads answer it - each record the part `fields=` named (all of it when `fields=` names every field).",
   "properties": {
     "data": {
       "type": "array",

@@ -10,10 +10,25 @@ import type { AppConfig } from '../../config.ts'
 import { operations, operationIds } from '../../generated/openapi/operations.ts'
 import { baseUrl } from '../../http/locations.ts'
 
-/** The collections: the contract's list operations on a path with no parameter. */
+/** The query parameters an operation requires (a /sparse/ read's `fields`), read from its generated schema. */
+function requiredQuery(schema: object): unknown {
+  const querystring: unknown = Reflect.get(schema, 'querystring')
+  return typeof querystring === 'object' && querystring !== null ? Reflect.get(querystring, 'required') : undefined
+}
+
+/**
+ * The collections: the contract's list operations on a path with no parameter that open with no
+ * query (not the /sparse/ reads, which need `fields`: decisions §16).
+ */
 const collections = operationIds
   .map((id) => operations[id])
-  .filter((operation) => operation.method === 'GET' && operation.operationId.startsWith('list') && !operation.path.includes('{'))
+  .filter(
+    (operation) =>
+      operation.method === 'GET' &&
+      operation.operationId.startsWith('list') &&
+      !operation.path.includes('{') &&
+      requiredQuery(operation.schema) === undefined,
+  )
 
 /** A string field of the contract's `info`, read once. */
 function infoField(contract: Record<string, unknown>, name: string): string | undefined {
