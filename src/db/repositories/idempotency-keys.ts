@@ -3,6 +3,7 @@ import { type RawBuilder, sql, type Transaction } from 'kysely'
 import type { Database } from '../schema.ts'
 import type { Executor } from '../executor.ts'
 import { compiledStatement } from '../compiled-statement.ts'
+import { PRUNE_BATCH } from '../prune-in-batches.ts'
 
 /** An outcome as a key holds it (src/db/write.ts says what `status` and `body` mean). */
 export interface StoredOutcome {
@@ -64,7 +65,10 @@ export async function storeOutcome(trx: Transaction<Database>, outcome: StoredOu
   await outcomeRecord(outcome).execute(trx)
 }
 
-export async function deleteExpiredOutcomes(db: Executor): Promise<number> {
-  const result = await db.deleteFrom('idempotency_keys').where('expires_at', '<=', sql<Date>`now()`).executeTakeFirst()
-  return Number(result.numDeletedRows)
+/** Deletes up to `limit` expired outcomes, the longest expired first (one batch of pruneInBatches); how many it deleted. */
+export async function deleteExpiredOutcomes(db: Executor, limit = PRUNE_BATCH): Promise<number> {
+  const result = await sql`
+    delete from idempotency_keys where (caller, key) in (
+      select caller, key from idempotency_keys where expires_at <= now() order by expires_at limit ${limit} for update skip locked)`.execute(db)
+  return Number(result.numAffectedRows ?? 0)
 }

@@ -10,6 +10,7 @@ import type { PricedItem } from './order-pricing.ts'
 import { anyInteger, anyText } from '../../db/any-of.ts'
 import { compiledByShape, compiledStatement } from '../../db/compiled-statement.ts'
 import { rowsPerParent } from '../../db/rows-per-parent.ts'
+import { countedRows, countedRowsValues, type PageRow, pageWithTotal, rowsAndTotal } from '../../db/row-counts.ts'
 import { wakeRelaysAfter } from '../../db/repositories/outbox.ts'
 import { isoTimestamp } from '../../db/iso-timestamp.ts'
 import { type UserRelations, type UserWithRelatedRow, userWithRelatedOf } from '../users/users.repository.ts'
@@ -116,14 +117,39 @@ export async function findItemsOfOrders(db: Executor, orderIds: readonly number[
     .execute()
 }
 
-/** One keyset page of orders as REST sends them (limit + 1 OrderTextRows), with the total when asked, in one statement. */
-function orderPageAsText(query: OrderPageQuery & { withTotal: boolean }) {
+/** One keyset page of orders as REST sends them (limit + 1 OrderTextRows), in one statement. */
+function orderPageAsText(query: OrderPageQuery): RawBuilder<OrderTextRow> {
   const conditions = filterConditions(query, 'orders')
   if (query.after) conditions.push(afterPosition(query.sort, query.after))
-  const total = query.withTotal ? sql`, ${countMatching(query)} as matching_total` : sql``
-  return sql<OrderTextRow & { matching_total?: number | string | bigint }>`
-    select ${orderTextColumns}${total} from ${sql.table('orders')} ${whereAll(conditions)}
+  return sql<OrderTextRow>`
+    select ${orderTextColumns} from ${sql.table('orders')} ${whereAll(conditions)}
     order by ${orderBy(query.sort)} limit ${query.limit + 1}`
+}
+
+/** How many orders a filter matches, from the counts kept where orders change (decisions §17). */
+function ordersMatching(filter: OrderFilter) {
+  return countedRows('orders', { ownerId: filter.userId, status: filter.status })
+}
+
+/** A page statement with, when asked, the filter's total in the same statement (pageWithTotal). */
+function withTotalWhenAsked<Row>(query: OrderPageQuery & { withTotal: boolean }, page: RawBuilder<Row>): RawBuilder<PageRow<Row>> {
+  // Without a total the statement is the page itself, whose rows are PageRows with every column set.
+  return query.withTotal ? pageWithTotal(ordersMatching(query), page) : (page as RawBuilder<PageRow<Row>>)
+}
+
+/** The values ordersMatching binds, when the statement carries a total. */
+function totalValues(query: OrderPageQuery & { withTotal: boolean }): unknown[] {
+  return query.withTotal ? countedRowsValues('orders', { ownerId: query.userId, status: query.status }) : []
+}
+
+/** A page statement's rows, and its total when it carried one. */
+function pageAndTotal<Row, Key extends keyof Row>(
+  rows: ReadonlyArray<PageRow<Row>>,
+  key: Key,
+  withTotal: boolean,
+): { rows: Row[]; total: number | undefined } {
+  // Without a total the statement was the page itself: every row is one of its rows.
+  return withTotal ? rowsAndTotal(rows, key) : { rows: rows as Row[], total: undefined }
 }
 
 /** A page query's shape: what its statement's text depends on (not the values it binds). */
@@ -154,13 +180,14 @@ function orderBy(sort: OrderPageQuery['sort']): RawBuilder<unknown> {
 export function compileOrderListStatements(db: Executor) {
   const pageAsText = compiledByShape(db, {
     shapeOf: (query: OrderPageQuery & { withTotal: boolean }) => `${pageShape(query)}${query.withTotal ? ':total' : ''}`,
-    build: orderPageAsText,
-    parametersOf: (query) => [...(query.withTotal ? filterValues(query) : []), ...filterValues(query), ...positionValues(query)],
+    build: (query) => withTotalWhenAsked(query, orderPageAsText(query)),
+    parametersOf: (query) => [...totalValues(query), ...filterValues(query), ...positionValues(query)],
   })
   const pageWithRelated = compiledByShape(db, {
-    shapeOf: (query: OrderPageQuery & { relations: OrderRelations }) => `${pageShape(query)}:${JSON.stringify(query.relations)}`,
-    build: orderPageWithRelated,
-    parametersOf: (query) => [...filterValues(query), ...positionValues(query)],
+    shapeOf: (query: OrderPageQuery & { withTotal: boolean; relations: OrderRelations }) =>
+      `${pageShape(query)}${query.withTotal ? ':total' : ''}:${JSON.stringify(query.relations)}`,
+    build: (query) => withTotalWhenAsked(query, orderPageWithRelated(query)),
+    parametersOf: (query) => [...totalValues(query), ...filterValues(query), ...positionValues(query)],
   })
   const recentOfUsers = compiledByShape(db, {
     shapeOf: (query: { userIds: readonly number[]; last: number; relations: OrderRelations }) => JSON.stringify(query.relations),
@@ -181,12 +208,19 @@ export function compileOrderListStatements(db: Executor) {
       userRelations: UserRelations,
       last: number,
     ): Promise<UserWithRecentOrdersRow | undefined> => (await userWithRecent(executor, { userId, userRelations, last }))[0],
-    /** One keyset page of orders as REST sends them (limit + 1 rows), with the total when asked. */
-    findOrderPageAsText: (executor: Executor, query: OrderPageQuery, options: { withTotal: boolean }) =>
-      pageAsText(executor, { ...query, withTotal: options.withTotal }),
-    /** One keyset page of orders (limit + 1 rows) with their items and the relations asked for. */
-    findOrderPageWithRelated: (executor: Executor, query: OrderPageQuery, relations: OrderRelations): Promise<OrderWithRelatedRow[]> =>
-      pageWithRelated(executor, { ...query, relations }),
+    /**
+     * One keyset page of orders as REST sends them (limit + 1 rows), and with `withTotal` the
+     * number of orders the filter matches, read in the same statement.
+     */
+    findOrderPageAsText: async (executor: Executor, query: OrderPageQuery, options: { withTotal: boolean }) =>
+      pageAndTotal(await pageAsText(executor, { ...query, withTotal: options.withTotal }), 'id', options.withTotal),
+    /** One keyset page of orders (limit + 1 rows) with their items and the relations asked for, and the total when asked. */
+    findOrderPageWithRelated: async (
+      executor: Executor,
+      query: OrderPageQuery,
+      relations: OrderRelations,
+      options: { withTotal: boolean },
+    ) => pageAndTotal(await pageWithRelated(executor, { ...query, withTotal: options.withTotal, relations }), 'id', options.withTotal),
     /** The `last` most recent orders of each user with their items and the relations asked for. */
     findRecentOrdersOfUsers: async (
       executor: Executor,
@@ -207,21 +241,6 @@ function filterConditions(filter: OrderFilter, table: string): RawBuilder<boolea
 
 function whereAll(conditions: readonly RawBuilder<boolean>[]): RawBuilder<unknown> {
   return conditions.length === 0 ? sql`` : sql`where ${sql.join(conditions, sql` and `)}`
-}
-
-/** `(select count(*) from orders where <filter>)` as a scalar subquery. */
-function countMatching(filter: OrderFilter): RawBuilder<number | string | bigint> {
-  return sql<number | string | bigint>`(select count(*) from orders as counted ${whereAll(filterConditions(filter, 'counted'))})`
-}
-
-export async function countOrders(db: Executor, filter: OrderFilter): Promise<number> {
-  const row = await db
-    .selectFrom('orders')
-    .select(sql<number>`count(*)`.as('count'))
-    .$if(filter.userId !== undefined, (qb) => qb.where('user_id', '=', filter.userId!))
-    .$if(filter.status !== undefined, (qb) => qb.where('status', '=', filter.status!))
-    .executeTakeFirstOrThrow()
-  return Number(row.count)
 }
 
 /** What an order is read with in the same statement (GraphQL's plans): its owner, with the owner's relations. */

@@ -1,0 +1,150 @@
+import { sql, type Kysely } from 'kysely'
+
+/**
+ * Exact totals that cost the same on any size of table (decisions §17): the number of rows of each
+ * counted table, kept by PostgreSQL itself in the transaction that changes the rows, so that a
+ * list's `page.total` (and GraphQL's `totalCount`) is a sum over a few rows of `row_counts`, read
+ * in the same statement (the same snapshot) as the page, instead of a count of every matching row.
+ *
+ * - `row_counts (counted, owner_id, status, slot, n)`: `counted` names the table; `owner_id` is 0
+ *   for every owner's rows, or the owning user's id (orders' `user_id`, webhook endpoints'
+ *   `owner_id`); `status` is the orders' status, '' elsewhere. A total is the sum of `n` over the
+ *   rows its filter names: `('orders', 0, 'paid', *)` is every paid order, `('orders', 7, *, *)`
+ *   user 7's orders. Counts of every owner are spread over 16 slots by the writer's backend, so
+ *   that concurrent writers add to different rows instead of queueing on one; a user's own counts
+ *   stay in slot 0 (one user's writes are few at a time, and 16 rows per user and status would make
+ *   the table larger than the one it counts). A slot may go below zero (a row counted in one slot
+ *   is deleted by a writer of another): only the sum means anything.
+ * - Statement-level triggers with transition tables: one upsert per statement, however many rows
+ *   it changed (a bulk delete or a migration's update costs one statement more, not one per row),
+ *   its rows sorted, so two writers take the counters' row locks in the same order and cannot
+ *   deadlock on them. An update that changes no counted column (an order's items, an endpoint's
+ *   lease) nets to nothing and writes nothing (PostgreSQL allows no column list on a trigger with
+ *   transition tables); TRUNCATE forgets the table's counts.
+ * - No write path can bypass them (the triggers see every statement, the app's and anyone's), and
+ *   this migration cannot miss a write: it locks the counted tables against writes (SHARE ROW
+ *   EXCLUSIVE: reads go on), creates the triggers, counts what is there, all in the migration's
+ *   one transaction; writers wait the seconds it takes (bench/results/scale.md, "Migrated in").
+ */
+const SLOTS = 16
+
+/** The tables counted without an owner or status: one count each. */
+const PLAIN_TABLES = ['users', 'articles', 'products'] as const
+
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await sql`lock table orders, users, articles, products, webhook_endpoints in share row exclusive mode`.execute(db)
+  await sql`
+    create table row_counts (
+      counted text not null,
+      owner_id integer not null,
+      status text not null,
+      slot smallint not null,
+      n bigint not null,
+      primary key (counted, owner_id, status, slot)
+    )`.execute(db)
+
+  // The changes of one statement as (owner, status, slot, delta) rows, summed, sorted, upserted.
+  const upsert = (counted: string, changes: string) => `
+    insert into row_counts (counted, owner_id, status, slot, n)
+    select ${counted}, owner_id, status, slot, sum(delta) from (${changes}) as change
+    group by owner_id, status, slot
+    having sum(delta) <> 0
+    order by owner_id, status, slot
+    on conflict (counted, owner_id, status, slot) do update set n = row_counts.n + excluded.n`
+  const orderChanges = (rows: string, delta: number) => `
+    select 0 as owner_id, status, pg_backend_pid() % ${SLOTS} as slot, ${delta} as delta from ${rows}
+    union all select user_id, status, 0, ${delta} from ${rows}`
+  await sql
+    .raw(`
+    create function count_orders() returns trigger language plpgsql as $$
+    begin
+      if tg_op = 'INSERT' then
+        ${upsert(`'orders'`, orderChanges('inserted', 1))};
+      elsif tg_op = 'DELETE' then
+        ${upsert(`'orders'`, orderChanges('deleted', -1))};
+      else
+        ${upsert(`'orders'`, `${orderChanges('deleted', -1)} union all ${orderChanges('inserted', 1)}`)};
+      end if;
+      return null;
+    end $$`)
+    .execute(db)
+
+  const endpointChanges = (rows: string, delta: number) => `
+    select 0 as owner_id, '' as status, pg_backend_pid() % ${SLOTS} as slot, ${delta} as delta from ${rows}
+    union all select owner_id, '', 0, ${delta} from ${rows}`
+  await sql
+    .raw(`
+    create function count_webhook_endpoints() returns trigger language plpgsql as $$
+    begin
+      if tg_op = 'INSERT' then
+        ${upsert(`'webhook_endpoints'`, endpointChanges('inserted', 1))};
+      elsif tg_op = 'DELETE' then
+        ${upsert(`'webhook_endpoints'`, endpointChanges('deleted', -1))};
+      else
+        ${upsert(`'webhook_endpoints'`, `${endpointChanges('deleted', -1)} union all ${endpointChanges('inserted', 1)}`)};
+      end if;
+      return null;
+    end $$`)
+    .execute(db)
+
+  // The tables counted whole: the table's name is what is counted.
+  await sql
+    .raw(`
+    create function count_rows() returns trigger language plpgsql as $$
+    begin
+      if tg_op = 'INSERT' then
+        ${upsert('tg_table_name', `select 0 as owner_id, '' as status, pg_backend_pid() % ${SLOTS} as slot, count(*) as delta from inserted`)};
+      else
+        ${upsert('tg_table_name', `select 0 as owner_id, '' as status, pg_backend_pid() % ${SLOTS} as slot, -count(*) as delta from deleted`)};
+      end if;
+      return null;
+    end $$`)
+    .execute(db)
+
+  await sql`
+    create function forget_counts() returns trigger language plpgsql as $$
+    begin
+      delete from row_counts where counted = tg_table_name;
+      return null;
+    end $$`.execute(db)
+
+  const triggers = (table: string, counter: string, counts: 'inserts and deletes' | 'updates too') => [
+    `create trigger ${table}_counted_insert after insert on ${table} referencing new table as inserted for each statement execute function ${counter}()`,
+    `create trigger ${table}_counted_delete after delete on ${table} referencing old table as deleted for each statement execute function ${counter}()`,
+    ...(counts === 'updates too'
+      ? [
+          `create trigger ${table}_counted_update after update on ${table} referencing old table as deleted new table as inserted for each statement execute function ${counter}()`,
+        ]
+      : []),
+    `create trigger ${table}_counted_truncate after truncate on ${table} for each statement execute function forget_counts()`,
+  ]
+  for (const statement of [
+    ...triggers('orders', 'count_orders', 'updates too'),
+    ...triggers('webhook_endpoints', 'count_webhook_endpoints', 'updates too'),
+    ...PLAIN_TABLES.flatMap((table) => triggers(table, 'count_rows', 'inserts and deletes')),
+  ]) {
+    await sql.raw(statement).execute(db)
+  }
+  // What is there now, counted once, under the lock taken above.
+  await sql`
+    insert into row_counts (counted, owner_id, status, slot, n)
+    select 'orders', 0, status, 0, count(*) from orders group by status
+    union all select 'orders', user_id, status, 0, count(*) from orders group by user_id, status
+    union all select 'webhook_endpoints', 0, '', 0, count(*) from webhook_endpoints having count(*) > 0
+    union all select 'webhook_endpoints', owner_id, '', 0, count(*) from webhook_endpoints group by owner_id
+    union all select 'users', 0, '', 0, count(*) from users having count(*) > 0
+    union all select 'articles', 0, '', 0, count(*) from articles having count(*) > 0
+    union all select 'products', 0, '', 0, count(*) from products having count(*) > 0`.execute(db)
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  for (const table of ['orders', 'webhook_endpoints', ...PLAIN_TABLES]) {
+    for (const suffix of ['insert', 'delete', 'update', 'truncate']) {
+      await sql.raw(`drop trigger if exists ${table}_counted_${suffix} on ${table}`).execute(db)
+    }
+  }
+  for (const fn of ['count_orders', 'count_webhook_endpoints', 'count_rows', 'forget_counts']) {
+    await sql.raw(`drop function if exists ${fn}()`).execute(db)
+  }
+  await db.schema.dropTable('row_counts').execute()
+}
