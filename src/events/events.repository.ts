@@ -33,12 +33,20 @@ export async function readEventLog(
   const owners: Array<RawBuilder<boolean> | undefined> = (visibleOwners(audience) ?? [undefined]).map((owner) =>
     owner === undefined ? undefined : owner === null ? sql<boolean>`owner_id is null` : sql<boolean>`owner_id = ${owner}`,
   )
-  const topics: Array<RawBuilder<boolean> | undefined> = types ? types.map((topic) => sql<boolean>`topic = ${topic}`) : [undefined]
+  // A type is a range of one value, as orders' status is, for the same reason (orders.repository.ts
+  // filterConditions): PostgreSQL then keeps to the range's index.
+  const topics: Array<RawBuilder<boolean> | undefined> = types ? types.map((topic) => sql<boolean>`topic between ${topic} and ${topic}`) : [undefined]
   const ranges = owners.flatMap((owner) =>
     topics.map((topic) => {
       const conditions = [owner, topic, sql<boolean>`seq > ${after}`].filter((condition) => condition !== undefined)
+      // Ordered by its index's columns: within the range they are fixed, so this is seq order, and it
+      // keeps PostgreSQL on that index. Ordered by seq alone, it may take the seq index (or the
+      // owner's) and filter, expecting the owner's and the type's events to be spread evenly: the
+      // events of no owner are never orders', so a customer's `types=order.status_changed` walked the
+      // whole log.
+      const columns = [owner && 'owner_id', topic && 'topic', 'seq'].filter((column) => column !== undefined)
       return sql`(select seq, topic, payload, owner_id, created_at from outbox where ${sql.join(conditions, sql` and `)}
-        order by seq limit ${limit})`
+        order by ${sql.join(columns.map((column) => sql.ref(column)))} limit ${limit})`
     }),
   )
   const merged = ranges.length === 1 ? ranges[0]! : sql`select * from (${sql.join(ranges, sql` union all `)}) as ranges order by seq limit ${limit}`
