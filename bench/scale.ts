@@ -78,26 +78,147 @@ const graphql = (query: string) => ({ method: 'POST' as const, path: '/graphql',
 function readsOf(size: ScaleDataSize): Read[] {
   const admin: Caller = 'admin'
   return [
-    { id: 'orders', label: 'admin: `GET /orders?limit=20` (envelope A with `page.total`)', caller: admin, path: '/api/v1/orders?limit=20', total: 'select count(*) from orders', totalOf: pageTotal },
-    { id: 'orders-pending', label: 'admin: `?status=pending`', caller: admin, path: '/api/v1/orders?status=pending', total: "select count(*) from orders where status = 'pending'", totalOf: pageTotal },
-    { id: 'orders-total-desc', label: 'admin: `?sort=-total`', caller: admin, path: '/api/v1/orders?sort=-total', total: 'select count(*) from orders', totalOf: pageTotal },
-    { id: 'orders-refunded-total', label: 'admin: `?status=refunded&sort=total`', caller: admin, path: '/api/v1/orders?status=refunded&sort=total', total: "select count(*) from orders where status = 'refunded'", totalOf: pageTotal },
-    { id: 'orders-paid-id', label: 'admin: `?status=paid&sort=-id`', caller: admin, path: '/api/v1/orders?status=paid&sort=-id', total: "select count(*) from orders where status = 'paid'", totalOf: pageTotal },
-    { id: 'orders-pages-down', label: `admin: ${PAGES_DOWN} pages down by \`page.next\` (mean per page)`, caller: admin, path: '/api/v1/orders?limit=20', pagesDown: true },
-    { id: 'orders-of-big-customer', label: `admin: \`?user_id=${BIG_CUSTOMER}&sort=-total\` (the customer with 5 % of all orders)`, caller: admin, path: `/api/v1/orders?user_id=${BIG_CUSTOMER}&sort=-total`, total: `select count(*) from orders where user_id = ${BIG_CUSTOMER}`, totalOf: pageTotal },
-    { id: 'big-customer-own', label: 'the big customer: own `?status=paid&sort=id`', caller: 'bigCustomer', path: '/api/v1/orders?status=paid&sort=id', total: `select count(*) from orders where user_id = ${BIG_CUSTOMER} and status = 'paid'`, totalOf: pageTotal },
-    { id: 'events', label: 'a customer with 10 orders: `GET /events?after=0&limit=100`', caller: 'customer', path: '/api/v1/events?after=0&limit=100' },
-    { id: 'events-types', label: 'the same customer: `?types=order.status_changed` (none exist)', caller: 'customer', path: '/api/v1/events?after=0&limit=100&types=order.status_changed' },
-    { id: 'events-admin-types', label: 'admin: `GET /events?types=article.created`', caller: admin, path: '/api/v1/events?after=0&limit=100&types=article.created' },
-    { id: 'graphql-total', label: 'admin: GraphQL `ordersConnection(first: 20) { totalCount }`', caller: admin, ...graphql('{ ordersConnection(first: 20) { totalCount edges { node { id total } } } }'), total: 'select count(*) from orders', totalOf: connectionTotal },
-    { id: 'own-orders', label: "a customer's own orders: `GET /orders`", caller: 'customer', path: '/api/v1/orders', total: `select count(*) from orders where user_id = ${CUSTOMER}`, totalOf: pageTotal },
+    {
+      id: 'orders',
+      label: 'admin: `GET /orders?limit=20` (envelope A with `page.total`)',
+      caller: admin,
+      path: '/api/v1/orders?limit=20',
+      total: 'select count(*) from orders',
+      totalOf: pageTotal,
+    },
+    {
+      id: 'orders-pending',
+      label: 'admin: `?status=pending`',
+      caller: admin,
+      path: '/api/v1/orders?status=pending',
+      total: "select count(*) from orders where status = 'pending'",
+      totalOf: pageTotal,
+    },
+    {
+      id: 'orders-total-desc',
+      label: 'admin: `?sort=-total`',
+      caller: admin,
+      path: '/api/v1/orders?sort=-total',
+      total: 'select count(*) from orders',
+      totalOf: pageTotal,
+    },
+    {
+      id: 'orders-refunded-total',
+      label: 'admin: `?status=refunded&sort=total`',
+      caller: admin,
+      path: '/api/v1/orders?status=refunded&sort=total',
+      total: "select count(*) from orders where status = 'refunded'",
+      totalOf: pageTotal,
+    },
+    {
+      id: 'orders-paid-id',
+      label: 'admin: `?status=paid&sort=-id`',
+      caller: admin,
+      path: '/api/v1/orders?status=paid&sort=-id',
+      total: "select count(*) from orders where status = 'paid'",
+      totalOf: pageTotal,
+    },
+    {
+      id: 'orders-pages-down',
+      label: `admin: ${PAGES_DOWN} pages down by \`page.next\` (mean per page)`,
+      caller: admin,
+      path: '/api/v1/orders?limit=20',
+      pagesDown: true,
+    },
+    {
+      id: 'orders-of-big-customer',
+      label: `admin: \`?user_id=${BIG_CUSTOMER}&sort=-total\` (the customer with 5 % of all orders)`,
+      caller: admin,
+      path: `/api/v1/orders?user_id=${BIG_CUSTOMER}&sort=-total`,
+      total: `select count(*) from orders where user_id = ${BIG_CUSTOMER}`,
+      totalOf: pageTotal,
+    },
+    {
+      id: 'big-customer-own',
+      label: 'the big customer: own `?status=paid&sort=id`',
+      caller: 'bigCustomer',
+      path: '/api/v1/orders?status=paid&sort=id',
+      total: `select count(*) from orders where user_id = ${BIG_CUSTOMER} and status = 'paid'`,
+      totalOf: pageTotal,
+    },
+    {
+      id: 'events',
+      label: 'a customer with 10 orders: `GET /events?after=0&limit=100`',
+      caller: 'customer',
+      path: '/api/v1/events?after=0&limit=100',
+    },
+    {
+      id: 'events-types',
+      label: 'the same customer: `?types=order.status_changed` (none exist)',
+      caller: 'customer',
+      path: '/api/v1/events?after=0&limit=100&types=order.status_changed',
+    },
+    {
+      id: 'events-admin-types',
+      label: 'admin: `GET /events?types=article.created`',
+      caller: admin,
+      path: '/api/v1/events?after=0&limit=100&types=article.created',
+    },
+    {
+      id: 'graphql-total',
+      label: 'admin: GraphQL `ordersConnection(first: 20) { totalCount }`',
+      caller: admin,
+      ...graphql('{ ordersConnection(first: 20) { totalCount edges { node { id total } } } }'),
+      total: 'select count(*) from orders',
+      totalOf: connectionTotal,
+    },
+    {
+      id: 'own-orders',
+      label: "a customer's own orders: `GET /orders`",
+      caller: 'customer',
+      path: '/api/v1/orders',
+      total: `select count(*) from orders where user_id = ${CUSTOMER}`,
+      totalOf: pageTotal,
+    },
     { id: 'one-order', label: 'one order: `GET /orders/{id}`', caller: 'customer', path: '/api/v1/orders/1' },
     { id: 'user-orders', label: "a user's orders: `GET /users/{id}/orders`", caller: 'customer', path: `/api/v1/users/${CUSTOMER}/orders` },
-    { id: 'users', label: 'admin: `GET /users`', caller: admin, path: '/api/v1/users', total: 'select count(*) from users', totalOf: pageTotal },
-    { id: 'articles', label: 'articles: `GET /articles`', caller: 'customer', path: '/api/v1/articles', total: 'select count(*) from articles', totalOf: pageTotal },
-    { id: 'comments', label: `the comments of an article with ${size.comments - Math.floor(size.comments / 2)} comments`, caller: 'customer', path: `/api/v1/articles/${BUSY_ARTICLE}/comments` },
-    { id: 'graphql-orders', label: 'GraphQL `orders(first: 50)` with items', caller: admin, ...graphql('{ orders(first: 50) { id status total items { sku qty } } }') },
-    { id: 'create', label: 'a customer: keyed `POST /orders` (2 items)', caller: 'customer', method: 'POST', path: '/api/v1/orders', body: { items: [{ sku: 'SKU-0001', qty: 2 }, { sku: 'SKU-0002', qty: 1 }] }, keyed: true },
+    {
+      id: 'users',
+      label: 'admin: `GET /users`',
+      caller: admin,
+      path: '/api/v1/users',
+      total: 'select count(*) from users',
+      totalOf: pageTotal,
+    },
+    {
+      id: 'articles',
+      label: 'articles: `GET /articles`',
+      caller: 'customer',
+      path: '/api/v1/articles',
+      total: 'select count(*) from articles',
+      totalOf: pageTotal,
+    },
+    {
+      id: 'comments',
+      label: `the comments of an article with ${size.comments - Math.floor(size.comments / 2)} comments`,
+      caller: 'customer',
+      path: `/api/v1/articles/${BUSY_ARTICLE}/comments`,
+    },
+    {
+      id: 'graphql-orders',
+      label: 'GraphQL `orders(first: 50)` with items',
+      caller: admin,
+      ...graphql('{ orders(first: 50) { id status total items { sku qty } } }'),
+    },
+    {
+      id: 'create',
+      label: 'a customer: keyed `POST /orders` (2 items)',
+      caller: 'customer',
+      method: 'POST',
+      path: '/api/v1/orders',
+      body: {
+        items: [
+          { sku: 'SKU-0001', qty: 2 },
+          { sku: 'SKU-0002', qty: 1 },
+        ],
+      },
+      keyed: true,
+    },
   ]
 }
 
@@ -134,7 +255,12 @@ export async function runScaleBench(options: ScaleOptions): Promise<ScaleResults
   const version = (await admin.query<{ server_version: string }>('show server_version')).rows[0]?.server_version ?? 'unknown'
   const results: ScaleResults = {
     measuredAt: new Date().toISOString(),
-    machine: { cpus: os.cpus().length, loadAverageAtStart: os.loadavg().map((v) => Math.round(v * 100) / 100), node: process.version, postgres: version },
+    machine: {
+      cpus: os.cpus().length,
+      loadAverageAtStart: os.loadavg().map((v) => Math.round(v * 100) / 100),
+      node: process.version,
+      postgres: version,
+    },
     method: [
       `Each read is sent ${WARMUP} times (discarded), then ${TIMED} times one after another over one keep-alive connection; the median of the ${TIMED} is reported, from the client (fetch). The CPU the server process and its PostgreSQL backends used (clock ticks of /proc) is divided by the requests sent: the timed ones and as many more as ${CPU_SECONDS} s allows (at most ${CPU_REQUESTS}).`,
       `"${PAGES_DOWN} pages down" follows page.next from the first page ${PAGES_DOWN} times and reports the mean per page.`,
@@ -163,7 +289,13 @@ export async function runScaleBench(options: ScaleOptions): Promise<ScaleResults
       log(`${database}: migrated in ${migrationSeconds.toFixed(1)} s`)
       const reads = await measureReads(url.toString(), size, log)
       const plans = orders === largest ? await explainReads(url.toString(), size, log) : undefined
-      results.sizes.push({ size, buildSeconds, migrationSeconds: Math.round(migrationSeconds * 10) / 10, reads, ...(plans ? { plans } : {}) })
+      results.sizes.push({
+        size,
+        buildSeconds,
+        migrationSeconds: Math.round(migrationSeconds * 10) / 10,
+        reads,
+        ...(plans ? { plans } : {}),
+      })
       if (!options.keep) {
         await admin.query(`drop database if exists ${database} with (force)`)
         log(`dropped ${database}`)
@@ -176,15 +308,23 @@ export async function runScaleBench(options: ScaleOptions): Promise<ScaleResults
 }
 
 /** Builds the size's database unless a kept one of this data version is there; the seconds it took, or null when kept. */
-async function ensureData(admin: pg.Client, url: string, database: string, size: ScaleDataSize, log: (line: string) => void): Promise<number | null> {
+async function ensureData(
+  admin: pg.Client,
+  url: string,
+  database: string,
+  size: ScaleDataSize,
+  log: (line: string) => void,
+): Promise<number | null> {
   const exists = (await admin.query('select 1 from pg_database where datname = $1', [database])).rowCount === 1
   if (exists) {
     const client = new pg.Client({ connectionString: url })
     await client.connect()
     try {
-      const marker = await client.query<{ version: number; orders: number }>(
-        `select version, orders from bench_scale_data where exists (select from pg_tables where tablename = 'bench_scale_data')`,
-      ).catch(() => undefined)
+      const marker = await client
+        .query<{ version: number; orders: number }>(
+          `select version, orders from bench_scale_data where exists (select from pg_tables where tablename = 'bench_scale_data')`,
+        )
+        .catch(() => undefined)
       const row = marker?.rows[0]
       if (row && row.version === SCALE_DATA_VERSION && row.orders === size.orders) {
         log(`${database}: kept from an earlier run (data version ${SCALE_DATA_VERSION})`)
@@ -195,7 +335,9 @@ async function ensureData(admin: pg.Client, url: string, database: string, size:
     }
     await admin.query(`drop database ${database} with (force)`)
   }
-  log(`${database}: building ${size.orders.toLocaleString('en')} orders, ${size.users.toLocaleString('en')} users, ${size.comments.toLocaleString('en')} comments and their events`)
+  log(
+    `${database}: building ${size.orders.toLocaleString('en')} orders, ${size.users.toLocaleString('en')} users, ${size.comments.toLocaleString('en')} comments and their events`,
+  )
   const started = performance.now()
   await admin.query(`create database ${database}`)
   const handle = await createDatabase({ url, statementTimeoutMs: 0 })
@@ -259,11 +401,17 @@ async function send(read: Read, token: string, base: string, n: number, path?: s
 async function measureReads(url: string, size: ScaleDataSize, log: (line: string) => void): Promise<ScaleReadResult[]> {
   const serviceUrl = new URL(url)
   serviceUrl.searchParams.set('application_name', 'bench-scale-service')
-  const server = await startServer('service', { ...SERVICE_RUN_ENVIRONMENT, JWT_SECRET, DATABASE_URL: serviceUrl.toString() }, { startTimeoutMs: 600_000 })
+  const server = await startServer(
+    'service',
+    { ...SERVICE_RUN_ENVIRONMENT, JWT_SECRET, DATABASE_URL: serviceUrl.toString() },
+    { startTimeoutMs: 600_000 },
+  )
   const monitor = new pg.Client({ connectionString: url })
   await monitor.connect()
   const backends = async () => {
-    const { rows } = await monitor.query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1', ['bench-scale-service'])
+    const { rows } = await monitor.query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1', [
+      'bench-scale-service',
+    ])
     return cpuOfProcesses(rows.map((row) => row.pid))
   }
   const tokens = tokensOf(size)
@@ -305,7 +453,8 @@ async function measureReads(url: string, size: ScaleDataSize, log: (line: string
         id: read.id,
         label: read.label,
         medianMs: round2(read.pagesDown ? times.reduce((a, b) => a + b, 0) / times.length : median(times)),
-        serverCpuMsPerRequest: serverBefore !== undefined && serverAfter !== undefined ? round3((serverAfter - serverBefore) / requests) : null,
+        serverCpuMsPerRequest:
+          serverBefore !== undefined && serverAfter !== undefined ? round3((serverAfter - serverBefore) / requests) : null,
         postgresCpuMsPerRequest: round3(cpuDelta(postgresBefore, postgresAfter) / requests),
       }
       if (read.total && read.totalOf && last) {
@@ -313,7 +462,9 @@ async function measureReads(url: string, size: ScaleDataSize, log: (line: string
         result.totalExact = Number(read.totalOf(last.body)) === counted
         if (!result.totalExact) log(`  ${read.id}: total ${String(read.totalOf(last.body))}, count(*) ${counted}`)
       }
-      log(`  ${read.id}: ${result.medianMs} ms (server ${result.serverCpuMsPerRequest} ms, PostgreSQL ${result.postgresCpuMsPerRequest} ms of CPU per request)${result.totalExact === undefined ? '' : result.totalExact ? ', total exact' : ', TOTAL WRONG'}`)
+      log(
+        `  ${read.id}: ${result.medianMs} ms (server ${result.serverCpuMsPerRequest} ms, PostgreSQL ${result.postgresCpuMsPerRequest} ms of CPU per request)${result.totalExact === undefined ? '' : result.totalExact ? ', total exact' : ', TOTAL WRONG'}`,
+      )
       results.push(result)
     }
   } finally {
@@ -330,7 +481,10 @@ async function explainReads(url: string, size: ScaleDataSize, log: (line: string
     captured.push({ sql: event.query.sql, parameters: event.query.parameters })
   }
   const handle = await createDatabase({ url, statementTimeoutMs: 0, onQuery })
-  const app = await buildApp({ config: loadConfig({ ...SERVICE_RUN_ENVIRONMENT, LOG_LEVEL: 'error', JWT_SECRET, DATABASE_URL: url }), database: handle })
+  const app = await buildApp({
+    config: loadConfig({ ...SERVICE_RUN_ENVIRONMENT, LOG_LEVEL: 'error', JWT_SECRET, DATABASE_URL: url }),
+    database: handle,
+  })
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   const tokens = tokensOf(size)
@@ -348,12 +502,15 @@ async function explainReads(url: string, size: ScaleDataSize, log: (line: string
           headers: init.headers as Record<string, string>,
           ...(read.body !== undefined ? { payload: JSON.stringify(read.body) } : {}),
         })
-        if (response.statusCode >= 300) throw new Error(`${read.id}: answered ${response.statusCode} in-process: ${response.body.slice(0, 300)}`)
+        if (response.statusCode >= 300)
+          throw new Error(`${read.id}: answered ${response.statusCode} in-process: ${response.body.slice(0, 300)}`)
       }
       const statements = captured.filter((statement) => /^\s*(select|with)\b/i.test(statement.sql))
       plans[read.id] = []
       for (const statement of statements) {
-        const explained = await client.query<{ 'QUERY PLAN': string }>(`explain (analyze, buffers) ${statement.sql}`, [...statement.parameters])
+        const explained = await client.query<{ 'QUERY PLAN': string }>(`explain (analyze, buffers) ${statement.sql}`, [
+          ...statement.parameters,
+        ])
         plans[read.id]!.push(explained.rows.map((row) => row['QUERY PLAN']).join('\n'))
       }
       log(`  plan of ${read.id}: ${statements.length} statement(s)`)
@@ -399,7 +556,18 @@ export function renderScaleMarkdown(results: ScaleResults, note?: string): strin
     const small = smallest ? at(smallest)?.medianMs : null
     const big = read.medianMs
     const bound = small === null || small === undefined ? null : Math.min(20, 2 * small + 3)
-    const target = read.id === 'create' ? (small && big !== null ? (big <= 1.5 * small ? `met (≤ 1.5× ${small})` : `**missed** (> 1.5× ${small})`) : '') : bound === null || big === null ? '' : big <= bound ? `met (≤ ${round2(bound)})` : `**missed** (> ${round2(bound)})`
+    const target =
+      read.id === 'create'
+        ? small && big !== null
+          ? big <= 1.5 * small
+            ? `met (≤ 1.5× ${small})`
+            : `**missed** (> 1.5× ${small})`
+          : ''
+        : bound === null || big === null
+          ? ''
+          : big <= bound
+            ? `met (≤ ${round2(bound)})`
+            : `**missed** (> ${round2(bound)})`
     const exact = sizes.map((s) => at(s)?.totalExact).filter((v) => v !== undefined)
     lines.push(
       `| ${read.label} | ${sizes.map((s) => `${at(s)?.medianMs ?? '–'}`).join(' | ')} | ${read.serverCpuMsPerRequest ?? '–'} / ${read.postgresCpuMsPerRequest ?? '–'} | ${exact.length === 0 ? '' : exact.every(Boolean) ? 'yes' : '**no**'} | ${target} |`,
@@ -407,7 +575,12 @@ export function renderScaleMarkdown(results: ScaleResults, note?: string): strin
   }
   lines.push('', '## Method', '', ...results.method.map((line) => `- ${line}`))
   if (largest?.plans) {
-    lines.push('', `## Plans at ${largest.size.orders.toLocaleString('en')} orders`, '', 'Each statement a read sends, under EXPLAIN (ANALYZE, BUFFERS).')
+    lines.push(
+      '',
+      `## Plans at ${largest.size.orders.toLocaleString('en')} orders`,
+      '',
+      'Each statement a read sends, under EXPLAIN (ANALYZE, BUFFERS).',
+    )
     for (const read of largest.reads) {
       const plans = largest.plans[read.id]
       if (!plans?.length) continue

@@ -35,7 +35,9 @@ export async function readEventLog(
   )
   // A type is a range of one value, as orders' status is, for the same reason (orders.repository.ts
   // filterConditions): PostgreSQL then keeps to the range's index.
-  const topics: Array<RawBuilder<boolean> | undefined> = types ? types.map((topic) => sql<boolean>`topic between ${topic} and ${topic}`) : [undefined]
+  const topics: Array<RawBuilder<boolean> | undefined> = types
+    ? types.map((topic) => sql<boolean>`topic between ${topic} and ${topic}`)
+    : [undefined]
   const ranges = owners.flatMap((owner) =>
     topics.map((topic) => {
       const conditions = [owner, topic, sql<boolean>`seq > ${after}`].filter((condition) => condition !== undefined)
@@ -49,7 +51,8 @@ export async function readEventLog(
         order by ${sql.join(columns.map((column) => sql.ref(column)))} limit ${limit})`
     }),
   )
-  const merged = ranges.length === 1 ? ranges[0]! : sql`select * from (${sql.join(ranges, sql` union all `)}) as ranges order by seq limit ${limit}`
+  const merged =
+    ranges.length === 1 ? ranges[0]! : sql`select * from (${sql.join(ranges, sql` union all `)}) as ranges order by seq limit ${limit}`
   // The flag is the left side, so it comes back even when no event does.
   const { rows } = await sql<{
     unrelayed: boolean

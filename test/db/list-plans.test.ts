@@ -53,7 +53,8 @@ function problemsOf(plan: PlanNode, pageRows: number): string[] {
     if (!/^(Index( Only)?|Bitmap Heap) Scan$/.test(node['Node Type'])) problems.push(`${node['Node Type']} on ${table}`)
     const loops = node['Actual Loops'] ?? 1
     const read = ((node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0)) * loops
-    if (read > READ_BOUND * pageRows) problems.push(`${read} rows of ${table} read for a page of ${pageRows} (${node['Index Name'] ?? 'no index'})`)
+    if (read > READ_BOUND * pageRows)
+      problems.push(`${read} rows of ${table} read for a page of ${pageRows} (${node['Index Name'] ?? 'no index'})`)
   }
   return problems
 }
@@ -126,9 +127,16 @@ t.test('every list is read through an index, a page at a time, whatever it is so
 
   // GraphQL reads the same statements with the total beside the page.
   captured.length = 0
-  const connection = await gql(app, `{ ordersConnection(first: ${LIMIT}, status: paid, userId: "${BIG}") { totalCount edges { node { id } } } }`, admin)
+  const connection = await gql(
+    app,
+    `{ ordersConnection(first: ${LIMIT}, status: paid, userId: "${BIG}") { totalCount edges { node { id } } } }`,
+    admin,
+  )
   t.equal(connection.statusCode, 200)
-  t.ok(captured.some((event) => /row_counts/.test(event.query.sql)), 'totalCount is read from the counts, in the page statement')
+  t.ok(
+    captured.some((event) => /row_counts/.test(event.query.sql)),
+    'totalCount is read from the counts, in the page statement',
+  )
   t.notOk(
     captured.some((event) => /count\(\*\)/i.test(event.query.sql)),
     'no statement counts the rows themselves',

@@ -25,6 +25,7 @@ import { sql, type Kysely } from 'kysely'
  *   this migration cannot miss a write: it locks the counted tables against writes (SHARE ROW
  *   EXCLUSIVE: reads go on), creates the triggers, counts what is there, all in the migration's
  *   one transaction; writers wait the seconds it takes (bench/results/scale.md, "Migrated in").
+ *   `select recount_rows()` counts again the same way, for a restore that bypassed the triggers.
  */
 const SLOTS = 16
 
@@ -51,41 +52,29 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     having sum(delta) <> 0
     order by owner_id, status, slot
     on conflict (counted, owner_id, status, slot) do update set n = row_counts.n + excluded.n`
-  const orderChanges = (rows: string, delta: number) => `
-    select 0 as owner_id, status, pg_backend_pid() % ${SLOTS} as slot, ${delta} as delta from ${rows}
-    union all select user_id, status, 0, ${delta} from ${rows}`
-  await sql
-    .raw(`
-    create function count_orders() returns trigger language plpgsql as $$
-    begin
-      if tg_op = 'INSERT' then
-        ${upsert(`'orders'`, orderChanges('inserted', 1))};
-      elsif tg_op = 'DELETE' then
-        ${upsert(`'orders'`, orderChanges('deleted', -1))};
-      else
-        ${upsert(`'orders'`, `${orderChanges('deleted', -1)} union all ${orderChanges('inserted', 1)}`)};
-      end if;
-      return null;
-    end $$`)
-    .execute(db)
-
-  const endpointChanges = (rows: string, delta: number) => `
-    select 0 as owner_id, '' as status, pg_backend_pid() % ${SLOTS} as slot, ${delta} as delta from ${rows}
-    union all select owner_id, '', 0, ${delta} from ${rows}`
-  await sql
-    .raw(`
-    create function count_webhook_endpoints() returns trigger language plpgsql as $$
-    begin
-      if tg_op = 'INSERT' then
-        ${upsert(`'webhook_endpoints'`, endpointChanges('inserted', 1))};
-      elsif tg_op = 'DELETE' then
-        ${upsert(`'webhook_endpoints'`, endpointChanges('deleted', -1))};
-      else
-        ${upsert(`'webhook_endpoints'`, `${endpointChanges('deleted', -1)} union all ${endpointChanges('inserted', 1)}`)};
-      end if;
-      return null;
-    end $$`)
-    .execute(db)
+  // A counting function of a table counted per owner (its `ownerColumn`) and, for orders, per status.
+  const countedPerOwner = async (table: string, ownerColumn: string, statusColumn: string | undefined) => {
+    const status = statusColumn ?? `''`
+    const changes = (rows: string, delta: number) => `
+      select 0 as owner_id, ${status} as status, pg_backend_pid() % ${SLOTS} as slot, ${delta} as delta from ${rows}
+      union all select ${ownerColumn}, ${status}, 0, ${delta} from ${rows}`
+    await sql
+      .raw(`
+      create function count_${table}() returns trigger language plpgsql as $$
+      begin
+        if tg_op = 'INSERT' then
+          ${upsert(`'${table}'`, changes('inserted', 1))};
+        elsif tg_op = 'DELETE' then
+          ${upsert(`'${table}'`, changes('deleted', -1))};
+        else
+          ${upsert(`'${table}'`, `${changes('deleted', -1)} union all ${changes('inserted', 1)}`)};
+        end if;
+        return null;
+      end $$`)
+      .execute(db)
+  }
+  await countedPerOwner('orders', 'user_id', 'status')
+  await countedPerOwner('webhook_endpoints', 'owner_id', undefined)
 
   // The tables counted whole: the table's name is what is counted.
   await sql
@@ -125,16 +114,23 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   ]) {
     await sql.raw(statement).execute(db)
   }
-  // What is there now, counted once, under the lock taken above.
+  // What is there now, counted once, under the lock taken above; the same function recounts after a
+  // restore that bypassed the triggers (docs/operations.md, "Exact totals").
   await sql`
-    insert into row_counts (counted, owner_id, status, slot, n)
-    select 'orders', 0, status, 0, count(*) from orders group by status
-    union all select 'orders', user_id, status, 0, count(*) from orders group by user_id, status
-    union all select 'webhook_endpoints', 0, '', 0, count(*) from webhook_endpoints having count(*) > 0
-    union all select 'webhook_endpoints', owner_id, '', 0, count(*) from webhook_endpoints group by owner_id
-    union all select 'users', 0, '', 0, count(*) from users having count(*) > 0
-    union all select 'articles', 0, '', 0, count(*) from articles having count(*) > 0
-    union all select 'products', 0, '', 0, count(*) from products having count(*) > 0`.execute(db)
+    create function recount_rows() returns void language plpgsql as $$
+    begin
+      lock table orders, users, articles, products, webhook_endpoints in share row exclusive mode;
+      delete from row_counts;
+      insert into row_counts (counted, owner_id, status, slot, n)
+      select 'orders', 0, status, 0, count(*) from orders group by status
+      union all select 'orders', user_id, status, 0, count(*) from orders group by user_id, status
+      union all select 'webhook_endpoints', 0, '', 0, count(*) from webhook_endpoints having count(*) > 0
+      union all select 'webhook_endpoints', owner_id, '', 0, count(*) from webhook_endpoints group by owner_id
+      union all select 'users', 0, '', 0, count(*) from users having count(*) > 0
+      union all select 'articles', 0, '', 0, count(*) from articles having count(*) > 0
+      union all select 'products', 0, '', 0, count(*) from products having count(*) > 0;
+    end $$`.execute(db)
+  await sql`select recount_rows()`.execute(db)
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
@@ -143,7 +139,7 @@ export async function down(db: Kysely<unknown>): Promise<void> {
       await sql.raw(`drop trigger if exists ${table}_counted_${suffix} on ${table}`).execute(db)
     }
   }
-  for (const fn of ['count_orders', 'count_webhook_endpoints', 'count_rows', 'forget_counts']) {
+  for (const fn of ['count_orders', 'count_webhook_endpoints', 'count_rows', 'forget_counts', 'recount_rows']) {
     await sql.raw(`drop function if exists ${fn}()`).execute(db)
   }
   await db.schema.dropTable('row_counts').execute()

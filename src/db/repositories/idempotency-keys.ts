@@ -69,6 +69,8 @@ export async function storeOutcome(trx: Transaction<Database>, outcome: StoredOu
 export async function deleteExpiredOutcomes(db: Executor, limit = PRUNE_BATCH): Promise<number> {
   const result = await sql`
     delete from idempotency_keys where (caller, key) in (
-      select caller, key from idempotency_keys where expires_at <= now() order by expires_at limit ${limit} for update skip locked)`.execute(db)
+      select caller, key from idempotency_keys where expires_at <= now() order by expires_at limit ${limit} for update skip locked)`.execute(
+    db,
+  )
   return Number(result.numAffectedRows ?? 0)
 }

@@ -1,5 +1,4 @@
 /** All SQL for articles and comments. */
-import { sql } from 'kysely'
 import type { ArticleRow, CommentRow } from '../../db/schema.ts'
 import { keysetPage } from '../../db/keyset.ts'
 import { findRowsPerParent } from '../../db/rows-per-parent.ts'
@@ -32,7 +31,12 @@ export async function findArticlePage(
   query: { sort: { field: ArticleSortField; descending: boolean }; after: [string | number, number] | undefined; limit: number },
   options: { withTotal: boolean },
 ): Promise<{ rows: ArticleRow[]; total: number | undefined }> {
-  return readPage(db, keysetPage(db.selectFrom('articles').selectAll(), query), 'id', options.withTotal ? countedRows('articles') : undefined)
+  return readPage(
+    db,
+    keysetPage(db.selectFrom('articles').selectAll(), query),
+    'id',
+    options.withTotal ? countedRows('articles') : undefined,
+  )
 }
 
 export async function insertArticle(db: Executor, article: { authorId: number; title: string; body: string }): Promise<ArticleRow> {

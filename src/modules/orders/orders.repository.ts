@@ -253,7 +253,8 @@ export function compileOrderListStatements(db: Executor) {
 function filterConditions(filter: OrderFilter, table: string): RawBuilder<boolean>[] {
   const conditions: RawBuilder<boolean>[] = []
   if (filter.userId !== undefined) conditions.push(sql<boolean>`${sql.ref(`${table}.user_id`)} = ${filter.userId}`)
-  if (filter.status !== undefined) conditions.push(sql<boolean>`${sql.ref(`${table}.status`)} between ${filter.status} and ${filter.status}`)
+  if (filter.status !== undefined)
+    conditions.push(sql<boolean>`${sql.ref(`${table}.status`)} between ${filter.status} and ${filter.status}`)
   return conditions
 }
 

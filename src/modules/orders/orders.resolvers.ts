@@ -90,11 +90,9 @@ export const orderResolvers: Resolvers = {
       const { query, options } = orderListPlan(args, info, 'connection')
       const page = await ctx.app.services.orders.list(caller, query, options)
       // The deprecated Order.cursor still answers with the record's position in this list.
-      return toConnection(
-        { ...page, data: page.data.map((order, index) => ({ ...order, cursor: page.cursors![index]! })) },
-        args.after,
-        { total: options.total },
-      )
+      return toConnection({ ...page, data: page.data.map((order, index) => ({ ...order, cursor: page.cursors![index]! })) }, args.after, {
+        total: options.total,
+      })
     },
   },
 

@@ -49,7 +49,10 @@ export default fp<{ config: AppConfig['webhooks'] }>(
     const prune = () =>
       background('webhooks.housekeeping', async () => {
         try {
-          const deleted = await pruneInBatches((limit) => pruneDeliveries(db, options.config.deliveryRetentionMs, limit), () => closing)
+          const deleted = await pruneInBatches(
+            (limit) => pruneDeliveries(db, options.config.deliveryRetentionMs, limit),
+            () => closing,
+          )
           return deleted > 0 ? { attributes: { 'webhooks.deliveries_deleted': deleted } } : undefined
         } catch (error) {
           if (closing) return undefined

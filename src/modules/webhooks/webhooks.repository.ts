@@ -52,7 +52,12 @@ export async function listEndpoints(
 ): Promise<{ rows: WebhookEndpointRow[]; total: number }> {
   let select = db.selectFrom('webhook_endpoints').selectAll().where('id', '>', query.afterId)
   if (query.ownerId !== undefined) select = select.where('owner_id', '=', query.ownerId)
-  const { rows, total } = await readPage(db, select.orderBy('id').limit(query.limit), 'id', countedRows('webhook_endpoints', { ownerId: query.ownerId }))
+  const { rows, total } = await readPage(
+    db,
+    select.orderBy('id').limit(query.limit),
+    'id',
+    countedRows('webhook_endpoints', { ownerId: query.ownerId }),
+  )
   return { rows, total: total ?? 0 }
 }
 
