@@ -67,10 +67,23 @@ export async function storeOutcome(trx: Transaction<Database>, outcome: StoredOu
 
 /** Deletes up to `limit` expired outcomes, the longest expired first (one batch of pruneInBatches); how many it deleted. */
 export async function deleteExpiredOutcomes(db: Executor, limit = PRUNE_BATCH): Promise<number> {
-  const result = await sql`
-    delete from idempotency_keys where (caller, key) in (
-      select caller, key from idempotency_keys where expires_at <= now() order by expires_at limit ${limit} for update skip locked)`.execute(
-    db,
-  )
-  return Number(result.numAffectedRows ?? 0)
+  const result = await db
+    .deleteFrom('idempotency_keys')
+    .where((eb) =>
+      eb(
+        eb.refTuple('caller', 'key'),
+        'in',
+        eb
+          .selectFrom('idempotency_keys as expired')
+          .select(['expired.caller', 'expired.key'])
+          .where('expired.expires_at', '<=', sql<Date>`now()`)
+          .orderBy('expired.expires_at')
+          .limit(limit)
+          .forUpdate()
+          .skipLocked()
+          .$asTuple('caller', 'key'),
+      ),
+    )
+    .executeTakeFirst()
+  return Number(result.numDeletedRows)
 }
