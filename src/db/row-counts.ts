@@ -1,7 +1,7 @@
 /**
  * Exact totals read from `row_counts` (migration 0009, decisions §17): PostgreSQL keeps the number
  * of rows of each counted table there, per owner and status, in the transaction that changes them,
- * so a total is a sum over at most 64 rows of one index range, whatever the size of the table, and
+ * so a total is a sum over a few rows of one index range, whatever the size of the table, and
  * it is as exact as a count(*) in the same snapshot.
  */
 import { type Expression, type RawBuilder, sql } from 'kysely'

@@ -217,3 +217,25 @@ t.test('writes side by side, on several connections, through the service and in 
 })
 
 class RolledBack extends Error {}
+
+t.test(
+  "a writer never waits for another's commit on a count",
+  { skip: process.env.DATABASE_URL ? false : 'PGlite runs one transaction at a time' },
+  async (t) => {
+    const database = await createTestDatabase(t, { poolSize: 3 })
+    const db = database.db
+    await db.connection().execute(async (held) => {
+      // Grace's new order, not committed yet: it holds a row of Grace's pending count and of every user's.
+      await sql`begin`.execute(held)
+      await sql`insert into orders (user_id, status, total) values (2, 'pending', 1)`.execute(held)
+      // Another of Grace's orders, from another connection: counted in other rows, without waiting.
+      await db.transaction().execute(async (trx) => {
+        await sql`set local lock_timeout = '2s'`.execute(trx)
+        await sql`insert into orders (user_id, status, total) values (2, 'pending', 2)`.execute(trx)
+      })
+      t.pass('the second write committed while the first was still open')
+      await sql`commit`.execute(held)
+    })
+    assertExact(t, await countsAgainstRows(db))
+  },
+)

@@ -10,16 +10,17 @@ import { sql, type Kysely } from 'kysely'
  *   for every owner's rows, or the owning user's id (orders' `user_id`, webhook endpoints'
  *   `owner_id`); `status` is the orders' status, '' elsewhere. A total is the sum of `n` over the
  *   rows its filter names: `('orders', 0, 'paid', *)` is every paid order, `('orders', 7, *, *)`
- *   user 7's orders. Counts of every owner are spread over 16 slots by the writer's backend, so
- *   that concurrent writers add to different rows instead of queueing on one; a user's own counts
- *   stay in slot 0 (one user's writes are few at a time, and 16 rows per user and status would make
- *   the table larger than the one it counts). A slot may go below zero (a row counted in one slot
- *   is deleted by a writer of another): only the sum means anything.
- * - Statement-level triggers with transition tables: one upsert per statement, however many rows
- *   it changed (a bulk delete or a migration's update costs one statement more, not one per row),
- *   its rows sorted, so two writers take the counters' row locks in the same order and cannot
- *   deadlock on them. An update that changes no counted column (an order's items, an endpoint's
- *   lease) nets to nothing and writes nothing (PostgreSQL allows no column list on a trigger with
+ *   user 7's orders. A count is kept in as many rows (slots) as writers have needed at once: a
+ *   writer adds its change to a row of the count that no other transaction holds (FOR UPDATE SKIP
+ *   LOCKED), or to a new row in a random slot when every row is held, so concurrent writers never
+ *   wait for each other's commit on a count (a user's long transaction does not hold that user's
+ *   other writes, nor anyone's the count of every order). A count has about as many rows as
+ *   writers ever added to it at the same moment: one for nearly every user. A row may go below
+ *   zero (a row counted in one slot is deleted through another): only the sum means anything.
+ * - Statement-level triggers with transition tables: a statement per count a changing statement
+ *   touched, however many rows it changed (a new order touches two counts, a bulk delete or a
+ *   migration's update no more than it has owners and statuses). An update that changes no counted column (an order's items, an endpoint's lease)
+ *   nets to nothing and writes nothing (PostgreSQL allows no column list on a trigger with
  *   transition tables); TRUNCATE forgets the table's counts.
  * - No write path can bypass them (the triggers see every statement, the app's and anyone's), and
  *   this migration cannot miss a write: it locks the counted tables against writes (SHARE ROW
@@ -27,8 +28,6 @@ import { sql, type Kysely } from 'kysely'
  *   one transaction; writers wait the seconds it takes (bench/results/scale.md, "Migrated in").
  *   `select recount_rows()` counts again the same way, for a restore that bypassed the triggers.
  */
-const SLOTS = 16
-
 /** The tables counted without an owner or status: one count each. */
 const PLAIN_TABLES = ['users', 'articles', 'products'] as const
 
@@ -44,23 +43,36 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       primary key (counted, owner_id, status, slot)
     )`.execute(db)
 
-  // The changes of one statement as (owner, status, slot, delta) rows, summed, sorted, upserted.
+  // The changes of one statement as (owner, status, delta) rows, summed by count; each sum added to
+  // a row of its count that no one else holds, or to a new row in a random slot (if another writer
+  // takes that slot at the same moment, the insert waits for it and adds to its row). A statement
+  // per count, its values bound: PL/pgSQL keeps one plan of each for the session, which is the
+  // primary key's whatever the size of the first statement it served.
   const upsert = (counted: string, changes: string) => `
-    insert into row_counts (counted, owner_id, status, slot, n)
-    select ${counted}, owner_id, status, slot, sum(delta) from (${changes}) as change
-    group by owner_id, status, slot
-    having sum(delta) <> 0
-    order by owner_id, status, slot
-    on conflict (counted, owner_id, status, slot) do update set n = row_counts.n + excluded.n`
+    for change in select owner_id, status, sum(delta) as delta from (${changes}) as change
+      group by owner_id, status having sum(delta) <> 0
+    loop
+      update row_counts set n = n + change.delta
+      where (counted, owner_id, status, slot) = (
+        select r.counted, r.owner_id, r.status, r.slot from row_counts as r
+        where r.counted = ${counted} and r.owner_id = change.owner_id and r.status = change.status
+        limit 1 for update skip locked);
+      if not found then
+        insert into row_counts (counted, owner_id, status, slot, n)
+        values (${counted}, change.owner_id, change.status, floor(random() * 32767)::smallint, change.delta)
+        on conflict (counted, owner_id, status, slot) do update set n = row_counts.n + excluded.n;
+      end if;
+    end loop`
   // A counting function of a table counted per owner (its `ownerColumn`) and, for orders, per status.
   const countedPerOwner = async (table: string, ownerColumn: string, statusColumn: string | undefined) => {
     const status = statusColumn ?? `''`
     const changes = (rows: string, delta: number) => `
-      select 0 as owner_id, ${status} as status, pg_backend_pid() % ${SLOTS} as slot, ${delta} as delta from ${rows}
-      union all select ${ownerColumn}, ${status}, 0, ${delta} from ${rows}`
+      select 0 as owner_id, ${status} as status, ${delta} as delta from ${rows}
+      union all select ${ownerColumn}, ${status}, ${delta} from ${rows}`
     await sql
       .raw(`
       create function count_${table}() returns trigger language plpgsql as $$
+      declare change record;
       begin
         if tg_op = 'INSERT' then
           ${upsert(`'${table}'`, changes('inserted', 1))};
@@ -80,11 +92,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql
     .raw(`
     create function count_rows() returns trigger language plpgsql as $$
+    declare change record;
     begin
       if tg_op = 'INSERT' then
-        ${upsert('tg_table_name', `select 0 as owner_id, '' as status, pg_backend_pid() % ${SLOTS} as slot, count(*) as delta from inserted`)};
+        ${upsert('tg_table_name', `select 0 as owner_id, '' as status, count(*) as delta from inserted`)};
       else
-        ${upsert('tg_table_name', `select 0 as owner_id, '' as status, pg_backend_pid() % ${SLOTS} as slot, -count(*) as delta from deleted`)};
+        ${upsert('tg_table_name', `select 0 as owner_id, '' as status, -count(*) as delta from deleted`)};
       end if;
       return null;
     end $$`)
