@@ -18,6 +18,10 @@
  *                                      starts (bench/replica.ts; needs PostgreSQL 15's binaries, not
  *                                      DATABASE_URL); writes <out>/replica.json and replica.md.
  *                                      --pairs 200: its create-then-read pairs
+ *   --scale 20000 --scale 2000000      instead: each read one at a time on databases of that many orders
+ *                                      and the rest in proportion, built with SQL (bench/scale.ts); writes
+ *                                      <out>/scale.json and scale.md. --keep keeps the databases
+ *                                      (bench_scale_<N>) so that the next run skips building them
  */
 import { existsSync } from 'node:fs'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
@@ -27,6 +31,7 @@ import { type BenchOptions, type BenchResults, runBench } from './harness.ts'
 import { ensurePeersInstalled } from './peer-install.ts'
 import { renderReplicaMarkdown, runReplicaBench } from './replica.ts'
 import { renderMarkdown } from './report.ts'
+import { runScaleBench, writeScaleResults } from './scale.ts'
 import type { ScenarioId } from './scenarios.ts'
 import { FULL_DATA_SET, TINY_DATA_SET } from './seed.ts'
 
@@ -50,6 +55,8 @@ const { values } = parseArgs({
     peers: { type: 'boolean', default: true },
     replica: { type: 'boolean', default: false },
     pairs: { type: 'string', default: '200' },
+    scale: { type: 'string', multiple: true },
+    keep: { type: 'boolean', default: false },
   },
 })
 
@@ -89,7 +96,19 @@ const analysis = analysisFile ? await readFile(analysisFile, 'utf8') : undefined
 const jsonFile = path.join(values.out, 'latest.json')
 const markdownFile = path.join(values.out, 'latest.md')
 
-if (values.replica) {
+if (values.scale) {
+  if (kind !== 'postgres') throw new Error('--scale needs PostgreSQL: set DATABASE_URL (postgres://…)')
+  const sizes = values.scale.map((raw) => positive('scale', raw, 1000))
+  const results = await runScaleBench({
+    url: process.env.DATABASE_URL ?? '',
+    sizes,
+    keep: values.keep,
+    out: values.out,
+    log: (line) => console.log(line),
+  })
+  await writeScaleResults(results, values.out, values.note)
+  console.log(`wrote ${path.join(values.out, 'scale.json')} and scale.md`)
+} else if (values.replica) {
   const results = await runReplicaBench({
     size: values.size === 'full' ? FULL_DATA_SET : TINY_DATA_SET,
     rounds: options.rounds,

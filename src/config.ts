@@ -78,6 +78,8 @@ export interface AppConfig {
     disableAfterMs: number
     /** Endpoints one instance delivers to at once. */
     concurrency: number
+    /** How long a delivery and its attempts are kept once nothing will attempt it again (decisions §17). */
+    deliveryRetentionMs: number
     /** How often an instance looks for due retries besides being woken by new events. */
     pollMs: number
   }
@@ -311,6 +313,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       retrySchedule: durations(env, 'WEBHOOK_RETRY_SCHEDULE', [5000, 30_000, 120_000, 600_000, 3_600_000, 6 * 3_600_000]),
       disableAfterMs: duration(env, 'WEBHOOK_DISABLE_AFTER', 3 * 86_400_000, 10),
       concurrency: integer(env, 'WEBHOOK_CONCURRENCY', 10, 1, 1000),
+      deliveryRetentionMs: duration(env, 'WEBHOOK_DELIVERY_RETENTION', 30 * 86_400_000, 1000),
       pollMs: duration(env, 'WEBHOOK_POLL', 1000, 10),
     },
     rateLimit: {

@@ -29,6 +29,7 @@ import fp from 'fastify-plugin'
 import type { AppConfig } from '../config.ts'
 import { deleteExpiredOutcomes } from '../db/repositories/idempotency-keys.ts'
 import { EVENTS_CHANNEL, OUTBOX_CHANNEL, pruneEventLog } from '../db/repositories/outbox.ts'
+import { pruneInBatches } from '../db/prune-in-batches.ts'
 import { createEventDelivery, type EventDelivery } from './delivery.ts'
 import { createEventFeed, type EventFeed } from './event-feed.ts'
 import { createOutboxListener } from './listener.ts'
@@ -151,8 +152,9 @@ export default fp<EventsPluginOptions>(
     const prune = () =>
       background('events.housekeeping', async () => {
         try {
-          const events = await pruneEventLog(app.db, options.events.retentionMs)
-          const outcomes = await deleteExpiredOutcomes(app.db)
+          const stopped = () => closing
+          const events = await pruneInBatches((limit) => pruneEventLog(app.db, options.events.retentionMs, limit), stopped)
+          const outcomes = await pruneInBatches((limit) => deleteExpiredOutcomes(app.db, limit), stopped)
           return { attributes: { 'events.deleted': events, 'idempotency.outcomes_deleted': outcomes } }
         } catch (error) {
           if (closing) return undefined

@@ -7,6 +7,8 @@ import * as webhooks from './0005-webhooks.ts'
 import * as idempotencyReplay from './0006-idempotency-replay.ts'
 import * as webhookAttempts from './0007-webhook-attempts.ts'
 import * as eventStreamTickets from './0008-event-stream-tickets.ts'
+import * as rowCounts from './0009-row-counts.ts'
+import * as listIndexes from './0010-list-indexes.ts'
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the compiled
@@ -21,4 +23,6 @@ export const migrations: Record<string, Migration> = {
   '0006-idempotency-replay': idempotencyReplay,
   '0007-webhook-attempts': webhookAttempts,
   '0008-event-stream-tickets': eventStreamTickets,
+  '0009-row-counts': rowCounts,
+  '0010-list-indexes': listIndexes,
 }

@@ -3,6 +3,7 @@ import { type RawBuilder, sql, type Transaction } from 'kysely'
 import type { Database } from '../schema.ts'
 import type { Executor } from '../executor.ts'
 import { compiledStatement } from '../compiled-statement.ts'
+import { PRUNE_BATCH } from '../prune-in-batches.ts'
 
 /** An outcome as a key holds it (src/db/write.ts says what `status` and `body` mean). */
 export interface StoredOutcome {
@@ -64,7 +65,25 @@ export async function storeOutcome(trx: Transaction<Database>, outcome: StoredOu
   await outcomeRecord(outcome).execute(trx)
 }
 
-export async function deleteExpiredOutcomes(db: Executor): Promise<number> {
-  const result = await db.deleteFrom('idempotency_keys').where('expires_at', '<=', sql<Date>`now()`).executeTakeFirst()
+/** Deletes up to `limit` expired outcomes, the longest expired first (one batch of pruneInBatches); how many it deleted. */
+export async function deleteExpiredOutcomes(db: Executor, limit = PRUNE_BATCH): Promise<number> {
+  const result = await db
+    .deleteFrom('idempotency_keys')
+    .where((eb) =>
+      eb(
+        eb.refTuple('caller', 'key'),
+        'in',
+        eb
+          .selectFrom('idempotency_keys as expired')
+          .select(['expired.caller', 'expired.key'])
+          .where('expired.expires_at', '<=', sql<Date>`now()`)
+          .orderBy('expired.expires_at')
+          .limit(limit)
+          .forUpdate()
+          .skipLocked()
+          .$asTuple('caller', 'key'),
+      ),
+    )
+    .executeTakeFirst()
   return Number(result.numDeletedRows)
 }

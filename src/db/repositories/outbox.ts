@@ -10,6 +10,7 @@
 import { type RawBuilder, sql } from 'kysely'
 import type { Article, Comment, EventType, Order } from '../../contract/contract-types.ts'
 import type { Executor } from '../executor.ts'
+import { PRUNE_BATCH } from '../prune-in-batches.ts'
 
 /** The event types of the contract (openapi.yaml, EventType). */
 export type EventTopic = EventType
@@ -153,21 +154,25 @@ export function toDeliverableEvent(row: {
 }
 
 /**
- * Prunes the event log: every relayed event older than `retentionMs` goes (decisions §13,
- * EVENTS_RETENTION), as a prefix of seqs, and `event_log_horizon` moves to the highest seq pruned,
- * in the same statement, so that a reader resuming below it learns that it missed events
- * (EVENTS_EXPIRED) rather than silently skipping them. Unrelayed events are never pruned.
+ * Prunes the event log by one batch: the oldest `limit` relayed events of those older than
+ * `retentionMs` go (decisions §13, EVENTS_RETENTION; batches: §17), as a prefix of seqs, and
+ * `event_log_horizon` moves to the highest seq pruned, in the same statement, so that a reader
+ * resuming below it learns that it missed events (EVENTS_EXPIRED) rather than silently skipping
+ * them. Unrelayed events are never pruned. How many it deleted: pruneInBatches runs it again
+ * while it deletes a whole batch.
  */
-export async function pruneEventLog(db: Executor, retentionMs: number): Promise<number> {
+export async function pruneEventLog(db: Executor, retentionMs: number, limit = PRUNE_BATCH): Promise<number> {
   const result = await sql<{ deleted: number }>`
     with cutoff as (
       select max(seq) as seq from outbox
       where published_at < now() - make_interval(secs => ${retentionMs / 1000})
+    ), batch as (
+      select seq from outbox where seq <= (select seq from cutoff) order by seq limit ${limit}
     ), deleted as (
-      delete from outbox where seq <= (select seq from cutoff) returning seq
+      delete from outbox where seq in (select seq from batch) returning seq
     ), horizon as (
-      update event_log_horizon set pruned_through = greatest(pruned_through, (select seq from cutoff))
-      where (select seq from cutoff) is not null
+      update event_log_horizon set pruned_through = greatest(pruned_through, (select max(seq) from deleted))
+      where exists (select from deleted)
       returning pruned_through
     )
     select (select count(*) from deleted)::int as deleted, (select count(*) from horizon)::int as moved`.execute(db)

@@ -20,9 +20,8 @@
  * The connection, its edges and `pageInfo` are bookkeeping around the records and add no point of
  * their own as objects; the scalars selected on them (an edge's `cursor`, `pageInfo`'s fields)
  * count like any scalar, `edges`' multiplied by the connection's page size. A connection's
- * `totalCount` is the one exception: it runs a count query of its own, which reads every matching
- * row's index entry, so it costs TOTAL_COUNT_COST (a default page of records, 20 points) rather
- * than a scalar's tenth (decisions §16).
+ * `totalCount` is the one exception: it costs TOTAL_COUNT_COST (a default page of records, 20
+ * points) rather than a scalar's tenth (decisions §16, §17).
  *
  * Introspection stays free as tools send it: inside `__schema` and `__type`, a field costs nothing
  * of its own. An aliased field there costs what any field costs, multiplied by the introspection
@@ -55,9 +54,11 @@ import { isIncluded, type ExecutingOperation } from './executing-operation.ts'
 export const DEFAULT_LIST_SIZE = DEFAULT_PAGE_SIZE
 
 /**
- * What a selected `totalCount` costs: its count query reads at least as many rows as a default
- * page, whatever the connection's `first`, so it is priced as one default page of records
- * (DEFAULT_LIST_SIZE records of one point each).
+ * What a selected `totalCount` costs: one default page of records (DEFAULT_LIST_SIZE records of
+ * one point each), as when it was a count that read every matching row. It is now read from the
+ * counts kept where rows change, a few rows whatever the size of the table (decisions §17); the
+ * price stays, because lowering it later breaks no client while raising it would refuse queries
+ * that clients near the limit send today.
  */
 export const TOTAL_COUNT_COST = 20
 

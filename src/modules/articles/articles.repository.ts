@@ -1,11 +1,11 @@
 /** All SQL for articles and comments. */
-import { sql } from 'kysely'
 import type { ArticleRow, CommentRow } from '../../db/schema.ts'
 import { keysetPage } from '../../db/keyset.ts'
 import { findRowsPerParent } from '../../db/rows-per-parent.ts'
 import type { Executor } from '../../db/executor.ts'
 import { nextUpdatedAt } from '../../db/updated-at.ts'
 import { anyInteger } from '../../db/any-of.ts'
+import { countedRows, readPage } from '../../db/row-counts.ts'
 
 export type ArticleSortField = 'created_at' | 'title' | 'id'
 
@@ -25,17 +25,18 @@ export async function findCommentsByIds(db: Executor, ids: readonly number[]): P
   return db.selectFrom('comments').selectAll().where('id', '=', anyInteger(ids)).execute()
 }
 
-/** One keyset page (limit + 1 rows). */
+/** One keyset page (limit + 1 rows), and with `withTotal` every article's count, read in the same statement. */
 export async function findArticlePage(
   db: Executor,
   query: { sort: { field: ArticleSortField; descending: boolean }; after: [string | number, number] | undefined; limit: number },
-): Promise<ArticleRow[]> {
-  return keysetPage(db.selectFrom('articles').selectAll(), query).execute()
-}
-
-export async function countArticles(db: Executor): Promise<number> {
-  const row = await db.selectFrom('articles').select(sql<number>`count(*)`.as('count')).executeTakeFirstOrThrow()
-  return Number(row.count)
+  options: { withTotal: boolean },
+): Promise<{ rows: ArticleRow[]; total: number | undefined }> {
+  return readPage(
+    db,
+    keysetPage(db.selectFrom('articles').selectAll(), query),
+    'id',
+    options.withTotal ? countedRows('articles') : undefined,
+  )
 }
 
 export async function insertArticle(db: Executor, article: { authorId: number; title: string; body: string }): Promise<ArticleRow> {

@@ -10,7 +10,7 @@ import mercurius from 'mercurius'
 import { subscriptionError } from '../../graphql/errors.ts'
 import { resolvingEvent, subscribeAfter } from '../../graphql/subscriptions/event-replay.ts'
 import type { Comment } from '../../contract/contract-types.ts'
-import { toConnection, totalCountOf } from '../../graphql/resolving/connection.ts'
+import { selectsTotalCount, toConnection } from '../../graphql/resolving/connection.ts'
 import { toGlobalId } from '../../graphql/resolving/global-id.ts'
 import { lookupPerSize } from '../../pagination/per-parent.ts'
 import type { PageCursors } from '../../pagination/keyset-page.ts'
@@ -19,22 +19,21 @@ import type { Page } from '../../pagination/page.ts'
 export const articleResolvers: Resolvers = {
   Query: {
     article: (_, args, ctx) => orNull(ctx.app.services.articles.get(callerOf(ctx), parseId(args.id, 'id', 'Article'))),
-    // No total: the lists show none, and a connection counts only when totalCount is selected.
+    // No total: the lists show none, and a connection reads one only when totalCount is selected.
     articles: async (_, args, ctx) => {
       const page = await ctx.app.services.articles.list(callerOf(ctx), pageOf(args), { total: false })
       return page.data.map((article, index) => ({ ...article, cursor: page.cursors![index]! }))
     },
-    articlesConnection: async (_, args, ctx) => {
-      const caller = callerOf(ctx)
-      const page = await ctx.app.services.articles.list(caller, pageOf(args), { total: false })
+    articlesConnection: async (_, args, ctx, info) => {
+      const total = selectsTotalCount(info)
+      const page = await ctx.app.services.articles.list(callerOf(ctx), pageOf(args), { total })
       return toConnection(
         { ...page, data: page.data.map((article, index) => ({ ...article, cursor: page.cursors![index]! })) },
         args.after,
-        () => ctx.app.services.articles.count(caller),
+        { total },
       )
     },
   },
-  ArticleConnection: { totalCount: totalCountOf },
   Mutation: {
     createArticle: (_, args, ctx) =>
       namedAsArguments(

@@ -63,13 +63,10 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
     })
 
   return {
-    /** How many articles `list` pages through: envelope A's `page.total`, GraphQL's totalCount. */
-    async count(caller: Caller): Promise<number> {
-      authorize(caller, 'listArticles')
-      return repository.countArticles(db)
-    },
-
-    /** A page of articles; the total (envelope A) is counted only when asked for, else the page's length. */
+    /**
+     * A page of articles, and when asked every article's count in the same statement (envelope A's
+     * `page.total`, GraphQL's totalCount), else the page's length.
+     */
     async list(
       caller: Caller,
       query: { sort?: string | undefined; cursor?: string | undefined; limit: number },
@@ -83,10 +80,11 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
         { sort: query.sort, filter: {} },
         { sort: DEFAULT_ARTICLE_SORT, fields: ARTICLE_SORT_FIELDS },
       )
-      const [rows, total] = await Promise.all([
-        repository.findArticlePage(db, { sort: position.sortBy, after: position.after, limit: query.limit }),
-        needs.total ? repository.countArticles(db) : undefined,
-      ])
+      const { rows, total } = await repository.findArticlePage(
+        db,
+        { sort: position.sortBy, after: position.after, limit: query.limit },
+        { withTotal: needs.total },
+      )
       const page = cutPage(rows, query.limit, (row) =>
         cursors.encode({ list: 'articles', sort: position.sort, filter: {}, key: [sortKeyOf(row, position.sortBy.field), row.id] }),
       )

@@ -19,6 +19,7 @@ import {
   selectedFieldsOf,
 } from '../../graphql/resolving/selects-field.ts'
 import type { UserParent } from '../graphql-parents.ts'
+import { selectsTotalCount } from '../../graphql/resolving/connection.ts'
 import { userRelationsOf } from '../users/users.plan.ts'
 import type { OrderRelations } from './orders.repository.ts'
 import type { OrderListQuery, OrderRecordPageOptions, OrderWithRelated, UserWithRecentOrders } from './orders.service.ts'
@@ -39,7 +40,8 @@ export interface OrderListPlan {
  * Query.orders (`list`) and ordersConnection (`connection`): their arguments (the same for both)
  * as the service's list query, and the page's options: the relations the orders' selection needs,
  * and the cursors shown. A connection shows every record's on its edges; a list field none but the
- * deprecated Order.cursor, each an HMAC, so made only when selected.
+ * deprecated Order.cursor, each an HMAC, so made only when selected. A connection reads its total
+ * in the page's statement when its `totalCount` is selected.
  */
 export function orderListPlan(args: QueryOrdersArgs, info: GraphQLResolveInfo, field: 'list' | 'connection'): OrderListPlan {
   const fields = field === 'connection' ? selectedFieldsAt(info, ['edges', 'node']) : selectedFields(info)
@@ -49,7 +51,11 @@ export function orderListPlan(args: QueryOrdersArgs, info: GraphQLResolveInfo, f
       userId: args.userId == null ? undefined : parseId(args.userId, 'userId', 'User'),
       ...pageOf(args),
     },
-    options: { cursors: field === 'connection' || fields.has('cursor') ? 'every' : 'none', include: orderRelationsOf(fields, info) },
+    options: {
+      cursors: field === 'connection' || fields.has('cursor') ? 'every' : 'none',
+      include: orderRelationsOf(fields, info),
+      total: field === 'connection' && selectsTotalCount(info),
+    },
   }
 }
 

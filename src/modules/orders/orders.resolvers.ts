@@ -27,7 +27,7 @@ import { authorize, isOwnerOrAdmin } from '../../auth/policy.ts'
 import type { ServiceOperation } from '../../generated/required-scopes.ts'
 import { subscriptionError } from '../../graphql/errors.ts'
 import { resolvingEvent, subscribeAfter } from '../../graphql/subscriptions/event-replay.ts'
-import { toConnection, totalCountOf } from '../../graphql/resolving/connection.ts'
+import { toConnection } from '../../graphql/resolving/connection.ts'
 import { toGlobalId } from '../../graphql/resolving/global-id.ts'
 import { lookupPerSize } from '../../pagination/per-parent.ts'
 import { orderListPlan, plannedRecentOrders, userOrdersBatchPlan } from './orders.plan.ts'
@@ -90,14 +90,11 @@ export const orderResolvers: Resolvers = {
       const { query, options } = orderListPlan(args, info, 'connection')
       const page = await ctx.app.services.orders.list(caller, query, options)
       // The deprecated Order.cursor still answers with the record's position in this list.
-      return toConnection(
-        { ...page, data: page.data.map((order, index) => ({ ...order, cursor: page.cursors![index]! })) },
-        args.after,
-        () => ctx.app.services.orders.count(caller, query),
-      )
+      return toConnection({ ...page, data: page.data.map((order, index) => ({ ...order, cursor: page.cursors![index]! })) }, args.after, {
+        total: options.total,
+      })
     },
   },
-  OrderConnection: { totalCount: totalCountOf },
 
   Mutation: {
     createOrder: (_, args, ctx) =>

@@ -72,12 +72,14 @@ export interface OrderTextPageOptions {
 
 /**
  * How a page of orders is read by a GraphQL plan: each order as a record with the relations it
- * `include`s read in the same statement, and the cursors the field shows (a list field none but the
- * deprecated Order.cursor, a connection every one). No total: a plan's lists show none.
+ * `include`s read in the same statement, the cursors the field shows (a list field none but the
+ * deprecated Order.cursor, a connection every one), and the total when the connection's
+ * `totalCount` is selected.
  */
 export interface OrderRecordPageOptions {
   cursors: PageCursors
   include: repository.OrderRelations
+  total: boolean
 }
 
 export interface OrderListQuery {
@@ -268,30 +270,17 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
           }),
         options.cursors,
       )
+    // The total, when asked, is read in the page's own statement (decisions §17); a list that shows
+    // none (envelope B, a plan's list field) carries the page's length, as elsewhere.
     const include = options.include
     if (include) {
-      const rows = await orderLists.findOrderPageWithRelated(db, at, include)
+      const { rows, total } = await orderLists.findOrderPageWithRelated(db, at, include, { withTotal: options.total })
       const cutRecords = cut(rows.map((row) => toOrderWithRelated(caller, row, include)))
-      return pageOfCut(cutRecords, cutRecords.rows.length)
+      return pageOfCut(cutRecords, total ?? cutRecords.rows.length)
     }
-    const rows = await orderLists.findOrderPageAsText(db, at, { withTotal: options.total })
+    const { rows, total } = await orderLists.findOrderPageAsText(db, at, { withTotal: options.total })
     const cutText = cut(rows)
-    // A list that shows no total (envelope B, GraphQL) carries the page's length, as elsewhere.
-    return pageOfCut(cutText, options.total ? await totalOf(rows, position.after, filter) : cutText.rows.length)
-  }
-
-  /**
-   * The total the page statement carried; a page with no rows carries none: from the top of the
-   * list that means no order matches, after a cursor it takes a count of its own.
-   */
-  async function totalOf(
-    rows: ReadonlyArray<{ matching_total?: number | string | bigint }>,
-    after: unknown,
-    filter: repository.OrderFilter,
-  ): Promise<number> {
-    const carried = rows[0]?.matching_total
-    if (carried !== undefined) return Number(carried)
-    return after === undefined ? 0 : repository.countOrders(db, filter)
+    return pageOfCut(cutText, total ?? cutText.rows.length)
   }
 
   return {
@@ -337,16 +326,6 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
     },
 
     list,
-
-    /**
-     * How many orders `list` pages through for this query, over all pages: envelope A's
-     * `page.total`, for GraphQL's OrderConnection.totalCount. The same rules and filters as `list`
-     * (a cursor's own filter included); one count statement.
-     */
-    async count(caller: Caller, query: OrderListQuery): Promise<number> {
-      checkList(caller, query)
-      return repository.countOrders(db, startOf(caller, query, 'orders').filter)
-    },
 
     /** GET /users/{id}/orders: that user or an admin. */
     async listOfUser(

@@ -4,16 +4,16 @@ import type { ProductRow } from '../../db/schema.ts'
 import type { Executor } from '../../db/executor.ts'
 import { anyText } from '../../db/any-of.ts'
 import { pageByUniqueColumn } from '../../db/keyset.ts'
+import { countedRows, readPage } from '../../db/row-counts.ts'
 
-export async function findProductPage(db: Executor, query: { afterSku: string | undefined; limit: number }): Promise<ProductRow[]> {
-  const result =
-    await sql<ProductRow>`select * from products ${pageByUniqueColumn('sku', { after: query.afterSku, limit: query.limit })}`.execute(db)
-  return result.rows
-}
-
-export async function countProducts(db: Executor): Promise<number> {
-  const row = await db.selectFrom('products').select(sql<number>`count(*)`.as('count')).executeTakeFirstOrThrow()
-  return Number(row.count)
+/** One page of products by sku (limit + 1 rows), and with `withTotal` every product's count, read in the same statement. */
+export async function findProductPage(
+  db: Executor,
+  query: { afterSku: string | undefined; limit: number },
+  options: { withTotal: boolean },
+): Promise<{ rows: ProductRow[]; total: number | undefined }> {
+  const page = sql<ProductRow>`select * from products ${pageByUniqueColumn('sku', { after: query.afterSku, limit: query.limit })}`
+  return readPage(db, page, 'sku', options.withTotal ? countedRows('products') : undefined)
 }
 
 export async function findProductsBySkus(db: Executor, skus: readonly string[]): Promise<ProductRow[]> {

@@ -17,13 +17,10 @@ export function toProduct(row: ProductRow): Product {
 
 export function createProductsService({ db, cursors, commands, invalidate }: ServiceDependencies) {
   return {
-    /** How many products `list` pages through: envelope A's `page.total`, GraphQL's totalCount. */
-    async count(caller: Caller): Promise<number> {
-      authorize(caller, 'listProducts')
-      return repository.countProducts(db)
-    },
-
-    /** A page of products; the total (envelope A) is counted only when asked for, else the page's length. */
+    /**
+     * A page of products, and when asked every product's count in the same statement (envelope A's
+     * `page.total`, GraphQL's totalCount), else the page's length.
+     */
     async list(
       caller: Caller,
       query: { cursor?: string | undefined; limit: number },
@@ -31,10 +28,7 @@ export function createProductsService({ db, cursors, commands, invalidate }: Ser
     ): Promise<Page<Product>> {
       authorize(caller, 'listProducts')
       const afterSku = query.cursor === undefined ? undefined : String(cursors.decode(query.cursor, 'products').key[0])
-      const [rows, total] = await Promise.all([
-        repository.findProductPage(db, { afterSku, limit: query.limit }),
-        needs.total ? repository.countProducts(db) : undefined,
-      ])
+      const { rows, total } = await repository.findProductPage(db, { afterSku, limit: query.limit }, { withTotal: needs.total })
       const page = cutPage(rows.map(toProduct), query.limit, (product) => this.cursorOf(product))
       return { data: page.rows, total: total ?? page.rows.length, nextCursor: page.nextCursor, cursors: page.cursors }
     },

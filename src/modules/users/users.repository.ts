@@ -5,6 +5,7 @@ import type { Executor } from '../../db/executor.ts'
 import { anyInteger } from '../../db/any-of.ts'
 import { isoTimestamp } from '../../db/iso-timestamp.ts'
 import { pageByUniqueColumn } from '../../db/keyset.ts'
+import { countedRows, readPage } from '../../db/row-counts.ts'
 
 /** What a user is read with in the same statement (GraphQL's plans): its company. */
 export interface UserRelations {
@@ -51,16 +52,20 @@ export async function findUserWithRelated(db: Executor, id: number, relations: U
   return result.rows[0]
 }
 
-/** A page of users by id (limit + 1 rows) with their relations, in one statement. */
+/**
+ * A page of users by id (limit + 1 rows) with their relations, and with `withTotal` every user's
+ * count, in one statement.
+ */
 export async function findUserPageWithRelated(
   db: Executor,
   query: { afterId: number | undefined; limit: number },
   relations: UserRelations,
-): Promise<UserWithRelatedRow[]> {
-  const result = await sql<UserWithRelatedRow>`
+  options: { withTotal: boolean },
+): Promise<{ rows: UserWithRelatedRow[]; total: number | undefined }> {
+  const page = sql<UserWithRelatedRow>`
     select ${userWithRelatedColumns(relations)} from users as u ${companyOfUser(relations)}
-    ${pageByUniqueColumn('u.id', { after: query.afterId, limit: query.limit })}`.execute(db)
-  return result.rows
+    ${pageByUniqueColumn('u.id', { after: query.afterId, limit: query.limit })}`
+  return readPage(db, page, 'user__id', options.withTotal ? countedRows('users') : undefined)
 }
 
 export async function userExists(db: Executor, id: number): Promise<boolean> {
@@ -76,11 +81,6 @@ export async function findUsersByIds(db: Executor, ids: readonly number[]): Prom
 export async function findCompaniesByIds(db: Executor, ids: readonly number[]): Promise<CompanyRow[]> {
   if (ids.length === 0) return []
   return db.selectFrom('companies').selectAll().where('id', '=', anyInteger(ids)).execute()
-}
-
-export async function countUsers(db: Executor): Promise<number> {
-  const row = await db.selectFrom('users').select(sql<number>`count(*)`.as('count')).executeTakeFirstOrThrow()
-  return Number(row.count)
 }
 
 export async function companyExists(db: Executor, id: number): Promise<boolean> {

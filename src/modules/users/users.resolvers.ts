@@ -5,7 +5,7 @@ import { pageOf, parseId } from '../../graphql/resolving/arguments.ts'
 import { callerOf } from '../../graphql/resolving/caller.ts'
 import { idempotencyClaimOf, namedAsArguments, payloadOf } from '../../graphql/resolving/mutations.ts'
 import { orNull } from '../../graphql/resolving/or-null.ts'
-import { toConnection, totalCountOf } from '../../graphql/resolving/connection.ts'
+import { selectsTotalCount, toConnection } from '../../graphql/resolving/connection.ts'
 import { selectedFields, selectedFieldsAt } from '../../graphql/resolving/selects-field.ts'
 import type { GraphQLResolveInfo } from 'graphql'
 import type { MercuriusContext } from 'mercurius'
@@ -39,15 +39,14 @@ export const userResolvers: Resolvers = {
       return page.data.map((user) => ({ ...user, cursor: ctx.app.services.users.cursorOf(user) }))
     },
     usersConnection: async (_, args, ctx, info) => {
-      const caller = callerOf(ctx)
-      const page = await ctx.app.services.users.list(caller, pageOf(args), {
-        total: false,
+      const total = selectsTotalCount(info)
+      const page = await ctx.app.services.users.list(callerOf(ctx), pageOf(args), {
+        total,
         relations: userRelationsOf(selectedFieldsAt(info, ['edges', 'node'])),
       })
-      return toConnection(page, args.after, () => ctx.app.services.users.count(caller))
+      return toConnection(page, args.after, { total })
     },
   },
-  UserConnection: { totalCount: totalCountOf },
   Mutation: {
     createUser: (_, args, ctx) =>
       namedAsArguments(

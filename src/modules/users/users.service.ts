@@ -109,16 +109,10 @@ export function createUsersService({ db, cursors, commands }: Pick<ServiceDepend
       return answers
     },
 
-    /** How many users `list` pages through (admin): envelope A's `page.total`, GraphQL's totalCount. */
-    async count(caller: Caller): Promise<number> {
-      authorize(caller, 'listUsers')
-      return repository.countUsers(db)
-    },
-
     /**
-     * A page of users (admin), with the relations asked for read in the same statement. The
-     * total (envelope A) is counted only when asked for; a list that shows none carries the
-     * page's length.
+     * A page of users (admin), with the relations asked for read in the same statement, and when
+     * asked every user's count too (envelope A's `page.total`, GraphQL's totalCount); a list that
+     * shows none carries the page's length.
      */
     async list(
       caller: Caller,
@@ -127,10 +121,9 @@ export function createUsersService({ db, cursors, commands }: Pick<ServiceDepend
     ): Promise<Page<UserWithRelated>> {
       authorize(caller, 'listUsers')
       const afterId = query.cursor === undefined ? undefined : cursors.decode(query.cursor, 'users').key[1]
-      const [rows, total] = await Promise.all([
-        repository.findUserPageWithRelated(db, { afterId, limit: query.limit }, needs.relations ?? {}),
-        needs.total ? repository.countUsers(db) : undefined,
-      ])
+      const { rows, total } = await repository.findUserPageWithRelated(db, { afterId, limit: query.limit }, needs.relations ?? {}, {
+        withTotal: needs.total,
+      })
       // Every row of a page names a user.
       const users = rows.flatMap((row) => toUserWithRelated(row) ?? [])
       const page = cutPage(users, query.limit, (user) => this.cursorOf(user))

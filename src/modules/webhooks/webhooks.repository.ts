@@ -1,6 +1,7 @@
 /** All SQL of webhooks: endpoints, deliveries, and the leases by which instances share the work. */
 import { sql } from 'kysely'
 import { anyInteger } from '../../db/any-of.ts'
+import { countedRows, readPage } from '../../db/row-counts.ts'
 import type { Executor } from '../../db/executor.ts'
 import type { WebhookDeliveryAttemptRow, WebhookDeliveryRow, WebhookEndpointRow } from '../../db/schema.ts'
 
@@ -24,21 +25,40 @@ export async function insertEndpoint(
     .executeTakeFirstOrThrow()
 }
 
-/** Endpoints by id, oldest first, after `afterId`; of `ownerId` only when given. */
+/**
+ * Deletes up to `limit` deliveries made longer than `retentionMs` ago that nothing will attempt
+ * again: delivered, given up, or queued behind an endpoint that was disabled (its owner had the
+ * retention to re-enable it); their attempts go with them (ON DELETE CASCADE). A delivery still
+ * pending for an enabled endpoint is kept whatever its age: it is still to be delivered. One batch
+ * of pruneInBatches (decisions §17, WEBHOOK_DELIVERY_RETENTION); how many it deleted.
+ */
+export async function pruneDeliveries(db: Executor, retentionMs: number, limit: number): Promise<number> {
+  const result = await sql`
+    delete from webhook_deliveries where id in (
+      select d.id from webhook_deliveries as d join webhook_endpoints as e on e.id = d.endpoint_id
+      where d.created_at < now() - make_interval(secs => ${retentionMs / 1000}) and (d.status <> 'pending' or not e.enabled)
+      order by d.id limit ${limit}
+      for update of d skip locked)`.execute(db)
+  return Number(result.numAffectedRows ?? 0)
+}
+
+/**
+ * Endpoints by id, oldest first, after `afterId`; of `ownerId` only when given; with how many
+ * there are in all (of that owner), read in the same statement (decisions §17).
+ */
 export async function listEndpoints(
   db: Executor,
   query: { ownerId: number | undefined; afterId: number; limit: number },
-): Promise<WebhookEndpointRow[]> {
+): Promise<{ rows: WebhookEndpointRow[]; total: number }> {
   let select = db.selectFrom('webhook_endpoints').selectAll().where('id', '>', query.afterId)
   if (query.ownerId !== undefined) select = select.where('owner_id', '=', query.ownerId)
-  return select.orderBy('id').limit(query.limit).execute()
-}
-
-export async function countEndpoints(db: Executor, ownerId: number | undefined): Promise<number> {
-  let select = db.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<number>().as('count'))
-  if (ownerId !== undefined) select = select.where('owner_id', '=', ownerId)
-  const row = await select.executeTakeFirst()
-  return Number(row?.count ?? 0)
+  const { rows, total } = await readPage(
+    db,
+    select.orderBy('id').limit(query.limit),
+    'id',
+    countedRows('webhook_endpoints', { ownerId: query.ownerId }),
+  )
+  return { rows, total: total ?? 0 }
 }
 
 export async function findEndpoint(db: Executor, id: number): Promise<WebhookEndpointRow | undefined> {

@@ -22,7 +22,6 @@ import { parseEventTypes } from '../../events/events.service.ts'
 import type { ServiceDependencies } from '../service-dependencies.ts'
 import { checkTargetUrl, resolveTarget } from './webhook-target.ts'
 import {
-  countEndpoints,
   deleteEndpoint,
   findDelivery,
   findEndpoint,
@@ -115,12 +114,12 @@ export function createWebhooksService({
       const position = resumePosition(cursors, ENDPOINTS, query.cursor, { sort: undefined, filter: {} }, { sort: 'id' })
       const ownerId = caller.admin ? undefined : caller.userId
       const afterId = position.after ? Number(position.after[1]) : 0
-      const rows = await listEndpoints(db, { ownerId, afterId, limit: query.limit + 1 })
+      const { rows, total } = await listEndpoints(db, { ownerId, afterId, limit: query.limit + 1 })
       const page = rows.slice(0, query.limit)
       const last = page.at(-1)
       const nextCursor =
         rows.length > query.limit && last ? cursors.encode({ list: ENDPOINTS, sort: 'id', filter: {}, key: [last.id, last.id] }) : null
-      return { data: page.map(toEndpoint), total: await countEndpoints(db, ownerId), nextCursor }
+      return { data: page.map(toEndpoint), total, nextCursor }
     },
 
     async get(caller: Caller, id: number): Promise<WebhookEndpoint> {
