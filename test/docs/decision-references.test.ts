@@ -63,13 +63,21 @@ t.test('every "decisions §N" in src/, test/, docs/ and README.md names a sectio
   t.same(dangling, [], 'no citation names a section docs/decisions.md lacks')
 })
 
+/**
+ * Numbers a section being written on another branch holds, so that a later section can be added
+ * meanwhile: §17. When its section lands, the test below fails until the number is taken off.
+ */
+const SECTIONS_BEING_WRITTEN = [17]
+
 t.test('docs/decisions.md keeps its sections once each, in order, numbered from §1 with none missing (§1-§13 at least)', async (t) => {
   const sections = decisionSections(await readFile(join(root, 'docs/decisions.md'), 'utf8'))
   t.ok(sections.length >= 13, `${sections.length} sections`)
+  const last = Math.max(...sections)
   t.same(
     sections,
-    Array.from({ length: sections.length }, (_, i) => i + 1),
+    Array.from({ length: last }, (_, i) => i + 1).filter((number) => !SECTIONS_BEING_WRITTEN.includes(number)),
   )
+  for (const number of SECTIONS_BEING_WRITTEN) t.notOk(sections.includes(number), `§${number} has landed: take it off the list`)
 })
 
 /** Names (variables, error codes) §13 decides that no code has yet; each must stay marked "(not built yet)". */
