@@ -2,9 +2,9 @@
  * The identity provider's signing keys (decisions §18): its JWKS, at JWT_JWKS_URL or at the
  * `jwks_uri` of its OpenID discovery document, kept here and refetched on this module's rules
  * rather than jose's createRemoteJWKSet, which waits for a fetch whenever its copy is stale (so a
- * provider that is down fails every token once the copy is ten minutes old) and refetches for
- * every unknown `kid` after its cooldown while the provider is down (so a storm of made-up kids
- * reaches the provider once per request).
+ * provider that is down fails every token once the copy is ten minutes old) and measures its
+ * cooldown from its last successful fetch (so while the provider is down, every request with an
+ * unknown `kid` that finds no fetch under way starts one).
  *
  * - A known key is used at once, from memory, however old the copy: a stale copy is refetched in
  *   the background, and a failed fetch leaves the keys as they were.
@@ -41,15 +41,18 @@ const MAX_DOCUMENT_BYTES = 512 * 1024
 
 type KeySet = ReturnType<typeof createLocalJWKSet>
 
-/**
- * How long the provider lets its answer be cached (Cache-Control max-age; `no-cache` and
- * `no-store` as 0), from `minMs` (the cooldown: no two fetches are closer) to MAX_FRESH_MS.
- */
+/** The max-age of a Cache-Control value, `no-cache` and `no-store` as 0; undefined without one. */
+function maxAgeSeconds(cacheControl: string | null): number | undefined {
+  if (cacheControl === null) return undefined
+  if (/(^|,)\s*no-(store|cache)\b/i.test(cacheControl)) return 0
+  const maxAge = /(^|,)\s*max-age\s*=\s*"?(\d+)"?/i.exec(cacheControl)
+  return maxAge ? Number(maxAge[2]) : undefined
+}
+
+/** How long a copy is fresh: the provider's max-age, from `minMs` (the cooldown) to MAX_FRESH_MS. */
 function freshFor(cacheControl: string | null, minMs: number): number {
-  if (cacheControl === null) return DEFAULT_FRESH_MS
-  const maxAge = /(^|,)\s*no-(store|cache)\b/i.test(cacheControl) ? ['', '0'] : /(?:^|,)\s*max-age\s*=\s*"?(\d+)"?/i.exec(cacheControl)
-  if (!maxAge) return DEFAULT_FRESH_MS
-  return Math.min(Math.max(Number(maxAge[1]) * 1000, minMs), MAX_FRESH_MS)
+  const seconds = maxAgeSeconds(cacheControl)
+  return seconds === undefined ? DEFAULT_FRESH_MS : Math.min(Math.max(seconds * 1000, minMs), MAX_FRESH_MS)
 }
 
 /** GET `url` as JSON, within `signal`, refusing redirects and bodies over MAX_DOCUMENT_BYTES. */

@@ -11,6 +11,8 @@ import type { AddressInfo } from 'node:net'
 import { createPublicKey, randomUUID } from 'node:crypto'
 import { importJWK, SignJWT } from 'jose'
 import { bearer, build, createOrder } from '../helper.ts'
+import { eventually, rawConnection, subscriptionCount } from '../graphql/subscription-clients.ts'
+import { serve } from '../modules/events/event-helpers.ts'
 import { AUDIENCE, CLIENTS, signedAs, signingKey, startIdentityProvider, USER_ID_CLAIM } from './identity-provider.ts'
 
 /** JWT_JWKS_COOLDOWN: shorter than the default 10 s, so that the storm below need not wait that long. */
@@ -153,6 +155,30 @@ t.test('scopes from scp (an array, as Okta writes it; a string, as Entra ID does
   const entra = await signedAs(signer, issuer, { scope: undefined, scp: 'orders:read orders:write' })
   const created = await createOrder(app, [{ sku: 'KB-101', qty: 1 }], { authorization: `Bearer ${entra}` })
   t.equal(created.statusCode, 201)
+})
+
+t.test("a WebSocket whose connection_init waits for its token's verification: what follows waits too, or goes with it", async (t) => {
+  const { ws } = await serve(app)
+  const admitted = await rawConnection(t, ws)
+  // connection_init and a subscribe in one go: the subscribe arrives while the token is being verified.
+  admitted.send({ type: 'connection_init', payload: { Authorization: `Bearer ${await signedAs(signer, issuer)}` } })
+  admitted.send({ id: '1', type: 'subscribe', payload: { query: 'subscription { orderCreated { databaseId } }' } })
+  await admitted.next('connection_ack')
+  const subscribed = await eventually(() => subscriptionCount(app, 'order.created') === 1)
+  t.ok(subscribed, 'the subscribe was taken once the token was')
+  if (!subscribed) return
+  const created = await createOrder(app, [{ sku: 'KB-101', qty: 1 }], { authorization: `Bearer ${await signedAs(signer, issuer)}` })
+  t.match(await admitted.next('next'), { id: '1', payload: { data: { orderCreated: { databaseId: created.json().id } } } })
+
+  const refusedConnection = await rawConnection(t, ws)
+  const elsewhere = await signedAs(signer, issuer, { aud: 'elsewhere' })
+  refusedConnection.send({ type: 'connection_init', payload: { Authorization: `Bearer ${elsewhere}` } })
+  refusedConnection.send({ id: '1', type: 'subscribe', payload: { query: 'subscription { orderCreated { databaseId } }' } })
+  const closed = await refusedConnection.closed
+  t.equal(closed.code, 4403)
+  t.match(closed.reason, /^Forbidden: The token is not meant for this service/)
+  t.same(refusedConnection.messages, [], 'never acknowledged, nothing answered')
+  t.equal(subscriptionCount(app, 'order.created'), 1, 'and nothing subscribed')
 })
 
 t.test(

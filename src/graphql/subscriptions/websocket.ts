@@ -54,6 +54,8 @@ const CLOSE_DUPLICATE_OPERATION = 4409
  */
 const CLOSE_TOO_MANY_CONNECTIONS = 4430
 const CLOSE_GOING_AWAY = 1001
+/** The largest message a client may send (ws closes the connection with 1009 past it). */
+const MAX_MESSAGE_BYTES = 1024 * 1024
 /** setTimeout's longest delay: a token valid for longer is waited for in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1
 
@@ -119,6 +121,7 @@ interface Connection {
   /** Set while connection_init's credential is being checked; the messages that arrive meanwhile wait in `held`. */
   admitting: Promise<void> | undefined
   held: unknown[][]
+  heldBytes: number
 }
 
 interface ClientMessage {
@@ -226,13 +229,18 @@ function refuseLongDocuments(socket: WebSocket, connection: Connection, maxToken
 /**
  * Holds back the messages that arrive while the connection's credential is being checked (see
  * `admitting`); they are emitted again, in order, once it is decided. Installed last, so that a
- * message emitted again passes every check a message arriving then would.
+ * message emitted again passes every check a message arriving then would. A client has no reason
+ * to send much before its connection_ack (the protocol has it wait for it): past one message's
+ * worth of bytes, the connection is closed rather than held in memory.
  */
 function holdWhileAdmitting(socket: WebSocket, connection: Connection): void {
   const emit = socket.emit
   socket.emit = function emitWhenAdmitted(this: WebSocket, event: string | symbol, ...args: unknown[]): boolean {
     if (event === 'message' && connection.admitting !== undefined) {
-      connection.held.push(args)
+      const [data] = args
+      connection.heldBytes += Buffer.isBuffer(data) ? data.length : MAX_MESSAGE_BYTES
+      if (connection.heldBytes > MAX_MESSAGE_BYTES) socket.close(CLOSE_INVALID_MESSAGE, 'Too much sent before connection_ack')
+      else connection.held.push(args)
       return true
     }
     return Reflect.apply(emit, this, [event, ...args])
@@ -251,7 +259,7 @@ export async function registerSubscriptionTransport(
 
   await app.register(websocket, {
     // Client messages are small GraphQL documents.
-    options: { maxPayload: 1024 * 1024 },
+    options: { maxPayload: MAX_MESSAGE_BYTES },
     preClose: async function goingAway(this: FastifyInstance) {
       const sockets = [...this.websocketServer.clients]
       const closed = sockets.map(
@@ -270,7 +278,14 @@ export async function registerSubscriptionTransport(
   })
 
   app.websocketServer.on('connection', (socket: WebSocket, request: IncomingMessage) => {
-    const connection: Connection = { admitted: undefined, operations: new Map(), active: 0, admitting: undefined, held: [] }
+    const connection: Connection = {
+      admitted: undefined,
+      operations: new Map(),
+      active: 0,
+      admitting: undefined,
+      held: [],
+      heldBytes: 0,
+    }
     connections.set(socket, connection)
     refuseLongDocuments(socket, connection, options.maxTokens)
     holdWhileAdmitting(socket, connection)
