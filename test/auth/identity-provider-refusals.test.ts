@@ -135,6 +135,10 @@ t.test('a storm of made-up kids fetches the keys at most once per JWT_JWKS_COOLD
   const before = provider.jwksRequests
   const responses = await Promise.all(tokens.map((token) => ordersWith(token)))
   t.same(new Set(responses.map((response) => response.statusCode)), new Set([401]))
+  t.same(
+    new Set(responses.map((response) => response.json().detail)),
+    new Set([`The token is signed with a key ${issuer} does not publish (its kid).`]),
+  )
   t.ok(provider.jwksRequests - before <= 1, `${provider.jwksRequests - before} JWKS request(s) for 200 unknown kids`)
 })
 
@@ -163,7 +167,8 @@ t.test("a WebSocket whose connection_init waits for its token's verification: wh
   // connection_init and a subscribe in one go: the subscribe arrives while the token is being verified.
   admitted.send({ type: 'connection_init', payload: { Authorization: `Bearer ${await signedAs(signer, issuer)}` } })
   admitted.send({ id: '1', type: 'subscribe', payload: { query: 'subscription { orderCreated { databaseId } }' } })
-  await admitted.next('connection_ack')
+  const answer = await Promise.race([admitted.next('connection_ack'), admitted.closed.then(({ code }) => ({ type: `closed ${code}` }))])
+  t.equal(answer.type, 'connection_ack')
   const subscribed = await eventually(() => subscriptionCount(app, 'order.created') === 1)
   t.ok(subscribed, 'the subscribe was taken once the token was')
   if (!subscribed) return
