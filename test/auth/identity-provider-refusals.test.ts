@@ -13,25 +13,26 @@ import { importJWK, SignJWT } from 'jose'
 import { bearer, build, createOrder } from '../helper.ts'
 import { eventually, rawConnection, subscriptionCount } from '../graphql/subscription-clients.ts'
 import { serve } from '../modules/events/event-helpers.ts'
-import { AUDIENCE, CLIENTS, signedAs, signingKey, startIdentityProvider, USER_ID_CLAIM } from './identity-provider.ts'
+import {
+  AUDIENCE,
+  CLIENTS,
+  providerKeys,
+  signedAs,
+  signingKey,
+  startIdentityProvider,
+  tokensOf,
+  USER_ID_CLAIM,
+} from './identity-provider.ts'
 
 /** JWT_JWKS_COOLDOWN: shorter than the default 10 s, so that the storm below need not wait that long. */
 const COOLDOWN_MS = 2000
 
-const [signer, rsa, ed, stranger] = await Promise.all([
-  signingKey('2026-a', 'ES256'),
-  signingKey('rsa', 'RS256'),
-  signingKey('ed', 'EdDSA'),
-  signingKey('published-by-nobody', 'ES256'),
-])
+const { signer, rsa, ed, stranger } = await providerKeys()
 const provider = await startIdentityProvider(t, [signer, rsa, ed])
 const { issuer } = provider
 const app = await build(t, {
   env: {
-    JWT_ISSUER: issuer,
-    JWT_AUDIENCE: AUDIENCE,
-    JWT_USER_ID_CLAIM: USER_ID_CLAIM,
-    JWT_SECRET: '',
+    ...tokensOf(issuer),
     JWT_JWKS_COOLDOWN: `${COOLDOWN_MS}ms`,
     RATE_LIMIT_MAX: '100000',
   },

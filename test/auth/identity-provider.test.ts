@@ -15,7 +15,7 @@ import { client, eventually, subscriptionCount } from '../graphql/subscription-c
 import { serve, subscribe } from '../modules/events/event-helpers.ts'
 import { openStream } from '../modules/events/sse-client.ts'
 import { agent } from '../mcp/mcp-client.ts'
-import { AUDIENCE, CLIENTS, signedAs, signingKey, startIdentityProvider, USER_ID_CLAIM } from './identity-provider.ts'
+import { CLIENTS, providerKeys, signedAs, signingKey, startIdentityProvider, tokensOf } from './identity-provider.ts'
 
 /**
  * Every transport, each with a token it has not seen (so that each verifies one itself): REST,
@@ -67,19 +67,11 @@ async function ordersWith(app: FastifyInstance, token: string): Promise<{ status
 const afterCooldown = () => sleep(30)
 
 t.test("an OpenID provider's tokens on every transport, across a key rotation and an outage, without a restart", async (t) => {
-  const [first, rsa, ed, stranger] = await Promise.all([
-    signingKey('2026-a', 'ES256'),
-    signingKey('rsa', 'RS256'),
-    signingKey('ed', 'EdDSA'),
-    signingKey('published-by-nobody', 'ES256'),
-  ])
+  const { signer: first, rsa, ed, stranger } = await providerKeys()
   const provider = await startIdentityProvider(t, [first, rsa, ed])
   const app = await build(t, {
     env: {
-      JWT_ISSUER: provider.issuer,
-      JWT_AUDIENCE: AUDIENCE,
-      JWT_USER_ID_CLAIM: USER_ID_CLAIM,
-      JWT_SECRET: '',
+      ...tokensOf(provider.issuer),
       // So that a rotated key is fetched as soon as a token names it (10 s by default).
       JWT_JWKS_COOLDOWN: '10ms',
     },

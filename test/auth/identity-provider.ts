@@ -70,6 +70,22 @@ export async function signedAs(
     .sign(key.privateKey)
 }
 
+/** Keys for the provider: it starts with the first three (`signer` signs); `stranger` it never publishes. */
+export async function providerKeys(): Promise<Record<'signer' | 'rsa' | 'ed' | 'stranger', SigningKey>> {
+  const [signer, rsa, ed, stranger] = await Promise.all([
+    signingKey('2026-a', 'ES256'),
+    signingKey('rsa', 'RS256'),
+    signingKey('ed', 'EdDSA'),
+    signingKey('published-by-nobody', 'ES256'),
+  ])
+  return { signer, rsa, ed, stranger }
+}
+
+/** The app's settings for the provider's tokens, and no HS256 token at all (JWT_SECRET unset). */
+export function tokensOf(issuer: string): Record<string, string> {
+  return { JWT_ISSUER: issuer, JWT_AUDIENCE: AUDIENCE, JWT_USER_ID_CLAIM: USER_ID_CLAIM, JWT_SECRET: '' }
+}
+
 export interface ProviderOptions {
   /** Sent with the JWKS: oidc-provider sends no Cache-Control, Keycloak before release 23 sent `no-cache`. */
   jwksCacheControl?: string
