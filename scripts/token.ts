@@ -1,7 +1,8 @@
 /**
  * Prints a bearer token for local use:
  *   npm run token -- --sub 2 --scope "orders:read orders:write" [--ttl 1h]
- * It signs with JWT_SECRET (or the development secret the server also falls back to).
+ * It signs with JWT_SECRET (or the development secret the server also falls back to), with the user
+ * id in `sub` and in JWT_USER_ID_CLAIM when that names another claim.
  */
 import { parseArgs } from 'node:util'
 import { createTokenSigner } from '../src/auth/tokens.ts'
@@ -64,7 +65,11 @@ try {
       `--ttl ${values.ttl} is longer than JWT_MAX_LIFETIME (${config.jwtMaxLifetimeMs / 1000} s): the server would refuse the token`,
     )
   }
-  const sign = createTokenSigner(config.jwtSecret)
+  // With an identity provider and no JWT_SECRET the server takes no HS256 token (decisions §18).
+  if (config.jwtSecret === undefined) {
+    throw new Error("JWT_ISSUER is set without JWT_SECRET: the server takes only the issuer's tokens; set JWT_SECRET to use this one")
+  }
+  const sign = createTokenSigner(config.jwtSecret, config.jwtUserIdClaim)
   process.stdout.write(`${sign({ sub: values.sub, scope: values.scope ?? '' }, ttl)}\n`)
 } catch (error) {
   fail((error as Error).message)

@@ -20,6 +20,7 @@ import { servedContract } from './http/served-contract.ts'
 import { requestLogSerializer } from './http/redact-credentials.ts'
 import { requestIdOf } from './http/request-id.ts'
 import authPlugin from './plugins/auth.ts'
+import { createTokenVerifier } from './auth/tokens.ts'
 import dbPlugin from './plugins/db.ts'
 import problemJson from './plugins/problem-json.ts'
 import securityHeaders from './plugins/security-headers.ts'
@@ -123,7 +124,15 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(corsPlugin, { origins: config.corsOrigins, legacyRateLimitHeaders: config.rateLimitLegacyHeaders })
   await app.register(problemJson)
   await app.register(redisPlugin, { url: config.redisUrl })
-  await app.register(authPlugin, { jwtSecret: config.jwtSecret, jwtMaxLifetimeMs: config.jwtMaxLifetimeMs })
+  // One verifier for every transport (decisions §18): REST, GraphQL, WebSocket, event streams, MCP.
+  const verifier = createTokenVerifier({
+    secret: config.jwtSecret,
+    issuer: config.jwtIssuer,
+    userIdClaim: config.jwtUserIdClaim,
+    maxLifetimeMs: config.jwtMaxLifetimeMs,
+    log: { warn: (message) => app.log.warn(message), info: (message) => app.log.info(message) },
+  })
+  await app.register(authPlugin, { verifier })
   await app.register(dbPlugin, {
     database: options.database,
     url: config.databaseUrl,
@@ -175,6 +184,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const info = served.document.info
   await app.register(mcpRoutes, {
     publicUrl: config.publicUrl,
+    authorizationServer: config.jwtIssuer?.issuer,
     corsOrigins: config.corsOrigins,
     contracts: {
       get openApiYaml() {

@@ -14,9 +14,19 @@ export interface AppConfig {
   databaseStatementTimeoutMs: number
   dataDir: string
   redisUrl: string | undefined
-  jwtSecret: string
+  /**
+   * The HS256 key (JWT_SECRET; the development secret when neither it nor JWT_ISSUER is set), or
+   * undefined when JWT_ISSUER is set without JWT_SECRET: then no HS256 token is accepted (decisions §18).
+   */
+  jwtSecret: string | undefined
   /** True when JWT_SECRET was not set and the development secret is in use. */
   jwtSecretIsDefault: boolean
+  /** Tokens from an identity provider (decisions §18); undefined without JWT_ISSUER. */
+  jwtIssuer: IssuerConfig | undefined
+  /** The claim that carries the caller's user id, in every token (JWT_USER_ID_CLAIM, `sub` by default). */
+  jwtUserIdClaim: string
+  /** The key cursors are signed with: CURSOR_SECRET, else JWT_SECRET, else the development secret. */
+  cursorSecret: string
   /** Longest lifetime (`exp - iat`) a bearer token may have; a token meant to live longer is refused. */
   jwtMaxLifetimeMs: number
   /** Base of absolute URLs (Location, page.next) and of the served contract's `servers`; no trailing slash. */
@@ -135,6 +145,20 @@ export interface AppConfig {
     /** How long an idle keep-alive connection stays open. */
     keepAliveTimeoutMs: number
   }
+}
+
+/** The identity provider whose tokens are accepted (decisions §18). */
+export interface IssuerConfig {
+  /** JWT_ISSUER: the `iss` a token must carry, exactly as the provider writes it. */
+  issuer: string
+  /** JWT_AUDIENCE: the `aud` a token must carry (or include). */
+  audience: string
+  /** JWT_JWKS_URL: where the signing keys are; undefined to find them through OpenID discovery. */
+  jwksUrl: string | undefined
+  /** JWT_JWKS_TIMEOUT: longest a fetch of the discovery document or the keys may take, and a request wait for one. */
+  fetchTimeoutMs: number
+  /** JWT_JWKS_COOLDOWN: least time between two fetches of the keys, whatever the number of unknown `kid`s. */
+  cooldownMs: number
 }
 
 export class ConfigError extends Error {
@@ -271,15 +295,52 @@ function corsOrigins(env: Env): string[] | '*' | undefined {
   return [...new Set(origins)]
 }
 
+/** A secret of at least 32 characters (a 256-bit HMAC key), or undefined when unset. */
+function secret(env: Env, name: string): string | undefined {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return undefined
+  if (raw.length < 32) throw new ConfigError(name, 'must be at least 32 characters (HMAC-SHA256 wants a 256-bit key)')
+  return raw
+}
+
+/**
+ * JWT_ISSUER and what goes with it (decisions §18). A token from an issuer must be meant for this
+ * service, so JWT_AUDIENCE is required with it; JWT_AUDIENCE and JWT_JWKS_URL mean nothing without it.
+ */
+function issuer(env: Env): IssuerConfig | undefined {
+  const issuerUrl = url(env, 'JWT_ISSUER', ['http:', 'https:'])
+  const audience = env.JWT_AUDIENCE?.trim() || undefined
+  const jwksUrl = url(env, 'JWT_JWKS_URL', ['http:', 'https:'])
+  const fetchTimeoutMs = duration(env, 'JWT_JWKS_TIMEOUT', 2000, 100)
+  const cooldownMs = duration(env, 'JWT_JWKS_COOLDOWN', 10_000, 10)
+  if (issuerUrl === undefined) {
+    if (audience !== undefined) throw new ConfigError('JWT_AUDIENCE', 'is used only with JWT_ISSUER')
+    if (jwksUrl !== undefined) throw new ConfigError('JWT_JWKS_URL', 'is used only with JWT_ISSUER')
+    return undefined
+  }
+  if (audience === undefined) throw new ConfigError('JWT_AUDIENCE', "is required with JWT_ISSUER: the `aud` of this service's tokens")
+  return { issuer: issuerUrl, audience, jwksUrl, fetchTimeoutMs, cooldownMs }
+}
+
+/** JWT_USER_ID_CLAIM: a claim name, used as it is (Auth0's namespaced claims are URLs, dots and all). */
+function userIdClaim(env: Env): string {
+  const raw = env.JWT_USER_ID_CLAIM
+  if (raw === undefined || raw === '') return 'sub'
+  if (raw.trim() !== raw) throw new ConfigError('JWT_USER_ID_CLAIM', `must be a claim name without surrounding spaces, got "${raw}"`)
+  return raw
+}
+
 export function loadConfig(env: Env = process.env): AppConfig {
   const nodeEnv = env.NODE_ENV ?? 'development'
-  const jwtSecret = env.JWT_SECRET
-  if (nodeEnv === 'production' && !jwtSecret) {
-    throw new ConfigError('JWT_SECRET', 'is required when NODE_ENV=production')
+  const jwtSecret = secret(env, 'JWT_SECRET')
+  const jwtIssuer = issuer(env)
+  const cursorSecret = secret(env, 'CURSOR_SECRET')
+  if (nodeEnv === 'production' && jwtSecret === undefined) {
+    if (jwtIssuer === undefined) throw new ConfigError('JWT_SECRET', 'is required when NODE_ENV=production (or JWT_ISSUER)')
+    // Cursors are signed; with the public development secret anyone could forge one.
+    if (cursorSecret === undefined) throw new ConfigError('CURSOR_SECRET', 'is required when NODE_ENV=production and JWT_SECRET is unset')
   }
-  if (jwtSecret !== undefined && jwtSecret.length < 32) {
-    throw new ConfigError('JWT_SECRET', 'must be at least 32 characters (HS256 wants a 256-bit key)')
-  }
+  const jwtSecretIsDefault = jwtSecret === undefined && jwtIssuer === undefined
   return {
     host: env.HOST || '127.0.0.1',
     port: integer(env, 'PORT', 3000, 0, 65535),
@@ -288,8 +349,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
     databaseStatementTimeoutMs: duration(env, 'DB_STATEMENT_TIMEOUT', 5000, 100),
     dataDir: env.DATA_DIR || './data',
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
-    jwtSecret: jwtSecret ?? DEVELOPMENT_JWT_SECRET,
-    jwtSecretIsDefault: jwtSecret === undefined,
+    jwtSecret: jwtSecretIsDefault ? DEVELOPMENT_JWT_SECRET : jwtSecret,
+    jwtSecretIsDefault,
+    jwtIssuer,
+    jwtUserIdClaim: userIdClaim(env),
+    cursorSecret: cursorSecret ?? jwtSecret ?? DEVELOPMENT_JWT_SECRET,
     jwtMaxLifetimeMs: duration(env, 'JWT_MAX_LIFETIME', 24 * 3_600_000),
     publicUrl: publicUrl(env),
     corsOrigins: corsOrigins(env),

@@ -22,7 +22,7 @@ export function createServices(dependencies: {
   invalidate?: (references: string[]) => Promise<void>
 }) {
   const invalidate = dependencies.invalidate ?? (async () => {})
-  const cursors = createCursorCodec(dependencies.config.jwtSecret)
+  const cursors = createCursorCodec(dependencies.config.cursorSecret)
   const commands = createCommandValidator()
   return {
     cursors,

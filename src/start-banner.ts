@@ -28,7 +28,10 @@ export function describeDatabase(config: Pick<AppConfig, 'databaseUrl' | 'dataDi
  * is set, and a wildcard listen address (0.0.0.0, ::) is shown as localhost, which a browser can open.
  */
 export function startBanner(
-  config: Pick<AppConfig, 'databaseUrl' | 'dataDir' | 'redisUrl' | 'publicUrl' | 'jwtSecretIsDefault' | 'nodeEnv'>,
+  config: Pick<
+    AppConfig,
+    'databaseUrl' | 'dataDir' | 'redisUrl' | 'publicUrl' | 'jwtSecret' | 'jwtSecretIsDefault' | 'jwtIssuer' | 'nodeEnv'
+  >,
   address: string,
 ): string {
   const base = config.publicUrl ?? address.replace(/\/\/(0\.0\.0\.0|\[::\])(?=:|$)/, '//localhost')
@@ -50,7 +53,10 @@ export function startBanner(
     `Contract API listening on ${address}`,
     ...rows.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`),
     '',
-    `  A token:  npm run -s token -- --sub 2 --scope "orders:read orders:write articles:write"`,
+    ...(config.jwtIssuer ? [`  Tokens:   from ${config.jwtIssuer.issuer} (JWT_ISSUER)`] : []),
+    ...(config.jwtSecret === undefined
+      ? []
+      : [`  A token:  npm run -s token -- --sub 2 --scope "orders:read orders:write articles:write"`]),
     ...(config.jwtSecretIsDefault ? ['  (signed with the development secret: set JWT_SECRET outside development)'] : []),
     '',
   ].join('\n')

@@ -70,6 +70,14 @@ t.test('a bad value stops the start with a message naming the variable', async (
     [{ CORS_ORIGINS: 'ftp://files.example.com' }, /^Invalid configuration: CORS_ORIGINS /],
     [{ CORS_ORIGINS: 'https://*.example.com' }, /^Invalid configuration: CORS_ORIGINS /],
     [{ CORS_ORIGINS: 'https://a.example.com, *' }, /^Invalid configuration: CORS_ORIGINS .*got "\*"/],
+    [{ JWT_ISSUER: 'https://id.example.com' }, /^Invalid configuration: JWT_AUDIENCE is required with JWT_ISSUER/],
+    [{ JWT_ISSUER: 'id.example.com', JWT_AUDIENCE: 'api' }, /^Invalid configuration: JWT_ISSUER must be a URL/],
+    [{ JWT_AUDIENCE: 'api' }, /^Invalid configuration: JWT_AUDIENCE is used only with JWT_ISSUER/],
+    [{ JWT_JWKS_URL: 'https://id.example.com/jwks' }, /^Invalid configuration: JWT_JWKS_URL is used only with JWT_ISSUER/],
+    [{ JWT_JWKS_TIMEOUT: '5ms' }, /^Invalid configuration: JWT_JWKS_TIMEOUT must be at least 100 ms/],
+    [{ JWT_JWKS_COOLDOWN: 'often' }, /^Invalid configuration: JWT_JWKS_COOLDOWN /],
+    [{ JWT_USER_ID_CLAIM: ' user_id' }, /^Invalid configuration: JWT_USER_ID_CLAIM /],
+    [{ CURSOR_SECRET: 'short' }, /^Invalid configuration: CURSOR_SECRET /],
   ]
   for (const [env, message] of cases) {
     t.throws(() => loadConfig(env), { name: 'ConfigError', message }, JSON.stringify(env))
@@ -79,6 +87,29 @@ t.test('a bad value stops the start with a message naming the variable', async (
 t.test('production refuses to start without JWT_SECRET', async (t) => {
   t.throws(() => loadConfig({ NODE_ENV: 'production' }), ConfigError)
   t.doesNotThrow(() => loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) }))
+})
+
+t.test('an identity provider instead of JWT_SECRET (decisions §18): no HS256 key at all, and cursors need their own', async (t) => {
+  const issuer = { NODE_ENV: 'production', JWT_ISSUER: 'https://id.example.com/', JWT_AUDIENCE: 'https://api.example.com' }
+  t.throws(() => loadConfig(issuer), {
+    message: /^Invalid configuration: CURSOR_SECRET is required when NODE_ENV=production and JWT_SECRET is unset/,
+  })
+  const config = loadConfig({ ...issuer, CURSOR_SECRET: 'c'.repeat(32) })
+  t.equal(config.jwtSecret, undefined, 'not even the development secret')
+  t.equal(config.jwtSecretIsDefault, false)
+  t.equal(config.cursorSecret, 'c'.repeat(32))
+  t.same(config.jwtIssuer, {
+    issuer: 'https://id.example.com/',
+    audience: 'https://api.example.com',
+    jwksUrl: undefined,
+    fetchTimeoutMs: 2000,
+    cooldownMs: 10_000,
+  })
+  t.equal(loadConfig({ ...issuer, NODE_ENV: 'development', JWT_SECRET: '' }).jwtSecret, undefined, 'an empty JWT_SECRET is unset')
+  const both = loadConfig({ ...issuer, JWT_SECRET: 's'.repeat(32), JWT_USER_ID_CLAIM: 'https://api.example.com/user_id' })
+  t.same([both.jwtSecret, both.cursorSecret, both.jwtUserIdClaim], ['s'.repeat(32), 's'.repeat(32), 'https://api.example.com/user_id'])
+  const development = loadConfig({})
+  t.same([development.jwtIssuer, development.jwtUserIdClaim, development.cursorSecret], [undefined, 'sub', development.jwtSecret])
 })
 
 t.test('durations accept units', async (t) => {

@@ -3,7 +3,10 @@ import { credentialRequired } from '../errors.ts'
 
 /** Who is making a request, as established from a verified bearer token. */
 export interface Caller {
-  /** The token's `sub`: the user's id as a string, the key rate limits and idempotency keys use. */
+  /**
+   * The user's id as a string (from the token's `sub`, or the claim JWT_USER_ID_CLAIM names), the
+   * key rate limits and idempotency keys use: one user is one caller whatever its token (decisions §18).
+   */
   subject: string
   userId: number
   scopes: ReadonlySet<string>

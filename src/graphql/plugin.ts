@@ -122,9 +122,10 @@ export const graphqlPlugin = fp<{ config: AppConfig; sdl: string; schemaResolver
         // Mercurius' CustomPubSub typing asks for an `emitter` it never reads from a custom pubsub and types
         // `queue.close` as a function where Mercurius keeps an array of callbacks (pubsub.ts).
         pubsub: createBoundedPubSub(subscriptions.queueLimit, app.log) as unknown as CustomPubSub,
-        // websocket.ts already weighed the upgrade header against connection_init's credential.
-        context: (socket) => ({
-          caller: sockets.callerOf(socket),
+        // websocket.ts already weighed the upgrade header against connection_init's credential;
+        // Mercurius awaits this at connection_init, so a check still under way is waited for.
+        context: async (socket) => ({
+          caller: await sockets.callerOf(socket),
           closeAsTooSlow: () => socket.close(SLOW_SUBSCRIBER_CLOSE_CODE, 'Subscriber too slow: events were dropped'),
           subscriptionOpen: () => socket.readyState === socket.OPEN,
           admitSubscription: (id: string) => sockets.admitSubscription(socket, id),

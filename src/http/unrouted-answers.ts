@@ -30,7 +30,7 @@ export async function answerFrameworkError(error: FastifyError, request: Fastify
   const app = request.server
   reply.headers(app.apiSecurityHeaders)
   reply.header(REQUEST_ID_HEADER, request.id)
-  app.identifyCaller(request)
+  await app.identifyCaller(request)
   let answer = toApiError(error)
   try {
     await app.countRequest(request, reply)

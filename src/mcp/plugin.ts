@@ -6,7 +6,8 @@
  *
  * The bearer token is the REST one. Without a valid one, every MCP request is 401 whose
  * WWW-Authenticate names the protected-resource metadata (RFC 9728, the MCP authorization spec),
- * served at /.well-known/oauth-protected-resource. Rate limits: a tool call (or a read of the event
+ * served at /.well-known/oauth-protected-resource, which names JWT_ISSUER as the authorization server
+ * when one is set (decisions §18). Rate limits: a tool call (or a read of the event
  * log) is counted once, by the REST request it makes, like the same call made over REST; every
  * other MCP request is counted itself. A browser page's request is refused unless its Origin is
  * trusted (DNS rebinding, see trustedOrigin).
@@ -23,6 +24,8 @@ import { mcpResources } from './resources.ts'
 
 export interface McpOptions {
   publicUrl: string | undefined
+  /** JWT_ISSUER: the authorization server an agent obtains its token from (decisions §18); undefined without one. */
+  authorizationServer: string | undefined
   /** CORS_ORIGINS: the browser origins that may call the API, and so /mcp. */
   corsOrigins: string[] | '*' | undefined
   /** The contracts as served: the served openapi.yaml (its `servers` this server) and the SDL. */
@@ -137,10 +140,12 @@ export async function mcpRoutes(app: FastifyInstance, options: McpOptions): Prom
   for (const path of [METADATA_PATH, `${METADATA_PATH}${MCP_PATH}`]) {
     app.get(path, async (request) => {
       const base = baseUrl(request, options.publicUrl)
-      // No authorization server: tokens are issued out of band (`npm run token`, decisions §2).
+      // The identity provider whose tokens this service takes, when there is one (decisions §18);
+      // without one, tokens are issued out of band (`npm run token`, decisions §2).
       return {
         resource: `${base}${MCP_PATH}`,
         resource_name: 'contract-api MCP server',
+        ...(options.authorizationServer === undefined ? {} : { authorization_servers: [options.authorizationServer] }),
         bearer_methods_supported: ['header'],
         scopes_supported: SCOPES,
         resource_documentation: `${base}/docs`,

@@ -23,7 +23,9 @@ t.test('the banner names every entry point and the database, never a password', 
     dataDir: './data',
     redisUrl: undefined,
     publicUrl: undefined,
+    jwtSecret: 'a-secret-of-at-least-32-characters-0123',
     jwtSecretIsDefault: false,
+    jwtIssuer: undefined,
     nodeEnv: 'development',
   }
   const local = startBanner(base, 'http://127.0.0.1:3000')
@@ -50,6 +52,10 @@ t.test('the banner names every entry point and the database, never a password', 
     /Docs\s+https:\/\/api\.example\.com\/docs/,
   )
   t.notMatch(startBanner({ ...base, nodeEnv: 'production' }, 'http://127.0.0.1:3000'), /GraphiQL/, 'production serves no GraphiQL')
+  const issuer = { issuer: 'https://id.example.com/', audience: 'api', jwksUrl: undefined, fetchTimeoutMs: 2000, cooldownMs: 10_000 }
+  const fromIssuer = startBanner({ ...base, jwtSecret: undefined, jwtIssuer: issuer }, 'http://127.0.0.1:3000')
+  t.match(fromIssuer, /Tokens:\s+from https:\/\/id\.example\.com\/ \(JWT_ISSUER\)$/m)
+  t.notMatch(fromIssuer, /npm run -s token/, 'no HS256 token to make: the server would refuse it')
 })
 
 t.test('npm run build emits a server that starts from dist/ and answers at every URL of its banner', { timeout: 300_000 }, async (t) => {

@@ -3,7 +3,10 @@
  *
  * - Admission: the credential of `connection_init` (or of the upgrade request) is checked as the
  *   message arrives; a refused connection is closed the graphql-transport-ws way, 4401 without any
- *   credential, 4403 with one that is not valid, and never acknowledged.
+ *   credential, 4403 with one that is not valid, and never acknowledged. When the check has to wait
+ *   (an identity provider's token seen for the first time, decisions §18), the messages that follow
+ *   are held back, from Mercurius and from the listeners here, until it is done, so that they are
+ *   handled as on a connection admitted at once.
  * - A connection lives no longer than its credential: at the token's `exp` it is closed with 4403
  *   "token expired", and its subscriptions end with it.
  * - Limits per caller (the token's subject) on this instance, decisions §13: at most
@@ -34,6 +37,7 @@ import type { GraphQLError } from 'graphql'
 import type { IncomingMessage } from 'node:http'
 import type { WebSocket } from 'ws'
 import type { Caller } from '../../auth/caller.ts'
+import type { Authentication } from '../../plugins/auth.ts'
 import { ApiError, credentialRequired } from '../../errors.ts'
 import { exceedsTokens, tooManyTokensMessage } from '../limits/document-tokens.ts'
 import { locatedApiError } from '../errors.ts'
@@ -50,6 +54,8 @@ const CLOSE_DUPLICATE_OPERATION = 4409
  */
 const CLOSE_TOO_MANY_CONNECTIONS = 4430
 const CLOSE_GOING_AWAY = 1001
+/** The largest message a client may send (ws closes the connection with 1009 past it). */
+const MAX_MESSAGE_BYTES = 1024 * 1024
 /** setTimeout's longest delay: a token valid for longer is waited for in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1
 
@@ -68,8 +74,8 @@ export interface SubscriptionTransportOptions {
 }
 
 export interface SubscriptionSockets {
-  /** The caller a connection was admitted as (undefined before connection_init). */
-  callerOf(socket: WebSocket): Caller | undefined
+  /** The caller a connection was admitted as (undefined before connection_init), once its admission is decided. */
+  callerOf(socket: WebSocket): Promise<Caller | undefined>
   /**
    * Lets Mercurius start the operation `id` of `socket`, or throws the error the client gets on it
    * instead. Mercurius' preSubscriptionParsing hook calls it, before Mercurius keeps anything for
@@ -112,6 +118,10 @@ interface Connection {
   operations: Map<string, Operation>
   /** How many of them hold a slot (each counted in the caller's use too). */
   active: number
+  /** Set while connection_init's credential is being checked; the messages that arrive meanwhile wait in `held`. */
+  admitting: Promise<void> | undefined
+  held: unknown[][]
+  heldBytes: number
 }
 
 interface ClientMessage {
@@ -216,6 +226,27 @@ function refuseLongDocuments(socket: WebSocket, connection: Connection, maxToken
   }
 }
 
+/**
+ * Holds back the messages that arrive while the connection's credential is being checked (see
+ * `admitting`); they are emitted again, in order, once it is decided. Installed last, so that a
+ * message emitted again passes every check a message arriving then would. A client has no reason
+ * to send much before its connection_ack (the protocol has it wait for it): past one message's
+ * worth of bytes, the connection is closed rather than held in memory.
+ */
+function holdWhileAdmitting(socket: WebSocket, connection: Connection): void {
+  const emit = socket.emit
+  socket.emit = function emitWhenAdmitted(this: WebSocket, event: string | symbol, ...args: unknown[]): boolean {
+    if (event === 'message' && connection.admitting !== undefined) {
+      const [data] = args
+      connection.heldBytes += Buffer.isBuffer(data) ? data.length : MAX_MESSAGE_BYTES
+      if (connection.heldBytes > MAX_MESSAGE_BYTES) socket.close(CLOSE_INVALID_MESSAGE, 'Too much sent before connection_ack')
+      else connection.held.push(args)
+      return true
+    }
+    return Reflect.apply(emit, this, [event, ...args])
+  }
+}
+
 /** Registers @fastify/websocket for Mercurius with the behaviour above. */
 export async function registerSubscriptionTransport(
   app: FastifyInstance,
@@ -228,7 +259,7 @@ export async function registerSubscriptionTransport(
 
   await app.register(websocket, {
     // Client messages are small GraphQL documents.
-    options: { maxPayload: 1024 * 1024 },
+    options: { maxPayload: MAX_MESSAGE_BYTES },
     preClose: async function goingAway(this: FastifyInstance) {
       const sockets = [...this.websocketServer.clients]
       const closed = sockets.map(
@@ -247,9 +278,17 @@ export async function registerSubscriptionTransport(
   })
 
   app.websocketServer.on('connection', (socket: WebSocket, request: IncomingMessage) => {
-    const connection: Connection = { admitted: undefined, operations: new Map(), active: 0 }
+    const connection: Connection = {
+      admitted: undefined,
+      operations: new Map(),
+      active: 0,
+      admitting: undefined,
+      held: [],
+      heldBytes: 0,
+    }
     connections.set(socket, connection)
     refuseLongDocuments(socket, connection, options.maxTokens)
+    holdWhileAdmitting(socket, connection)
     alive.add(socket)
     socket.on('pong', () => alive.add(socket))
     const initTimer = setTimeout(() => socket.close(CLOSE_INIT_TIMEOUT, 'Connection initialisation timeout'), options.initTimeoutMs)
@@ -283,11 +322,9 @@ export async function registerSubscriptionTransport(
     })
 
     let initialised = false
-    const admit = (payload: unknown) => {
-      initialised = true
-      clearTimeout(initTimer)
-      // The connection_init credential wins over the upgrade request's header.
-      const { caller, error } = app.authenticate(initAuthorization(payload) ?? request.headers.authorization)
+    const decide = ({ caller, error }: Authentication) => {
+      // A connection its client closed while its credential was being checked is not admitted.
+      if (socket.readyState !== socket.OPEN) return
       if (caller) {
         const use = callers.get(caller.subject) ?? { connections: 0, subscriptions: 0 }
         if (use.connections >= options.maxConnectionsPerCaller) {
@@ -303,6 +340,19 @@ export async function registerSubscriptionTransport(
         if (error !== undefined) socket.close(CLOSE_FORBIDDEN, `Forbidden: ${refusal.detail}`.slice(0, 123))
         else socket.close(CLOSE_UNAUTHORIZED, `Unauthorized: ${refusal.detail}`.slice(0, 123))
       }
+    }
+    const admit = (payload: unknown) => {
+      initialised = true
+      clearTimeout(initTimer)
+      // The connection_init credential wins over the upgrade request's header.
+      const authentication = app.authenticate(initAuthorization(payload) ?? request.headers.authorization)
+      if (!(authentication instanceof Promise)) return decide(authentication)
+      connection.admitting = authentication.then((result) => {
+        decide(result)
+        connection.admitting = undefined
+        const held = connection.held.splice(0)
+        if (socket.readyState === socket.OPEN) for (const args of held) socket.emit('message', ...args)
+      })
     }
 
     const subscribe = ({ use }: { use: CallerUse }, message: ClientMessage) => {
@@ -385,7 +435,11 @@ export async function registerSubscriptionTransport(
   app.addHook('onClose', async () => clearInterval(heartbeat))
 
   return {
-    callerOf: (socket) => connections.get(socket)?.admitted?.caller,
+    async callerOf(socket) {
+      const connection = connections.get(socket)
+      await connection?.admitting
+      return connection?.admitted?.caller
+    },
     subscriptionRequest: (socket, id) => connections.get(socket)?.operations.get(id)?.request,
     admitSubscription(socket, id) {
       const operation = connections.get(socket)?.operations.get(id)
