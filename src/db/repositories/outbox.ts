@@ -46,9 +46,27 @@ export function eventRecord<Topic extends EventTopic>(
   return sql`insert into outbox (topic, payload, owner_id) values (${topic}, ${JSON.stringify(payload)}, ${ownerId}) returning id`
 }
 
-/** The select that ends a statement whose CTE `recorded` is an eventRecord: the relays wake on commit. */
+/**
+ * An event's row made inside a write that is one statement (src/db/write.ts), from the row of the
+ * steps `from` names: `payload` (jsonb) and `ownerId` are expressions over that row, which the statement
+ * built (the record the event reports is only known there); what they hold is EventPayloads'
+ * `topic`, as eventRecord's. No row in `from`, no event. A CTE body: `wakeRelaysAfter` wakes the relays.
+ */
+export function eventRecordFrom(
+  topic: EventTopic,
+  payload: RawBuilder<unknown>,
+  ownerId: RawBuilder<number | null>,
+  from: RawBuilder<unknown>,
+): RawBuilder<unknown> {
+  return sql`insert into outbox (topic, payload, owner_id) select ${topic}::text, ${payload}, ${ownerId} from ${from} returning id`
+}
+
+/**
+ * The select that ends a statement whose CTE `recorded` is an eventRecord: the relays wake on
+ * commit. The channel is a constant, written into the text: the select binds no value.
+ */
 export function wakeRelaysAfter(recorded: string): RawBuilder<unknown> {
-  return sql`select pg_notify(${OUTBOX_CHANNEL}, '') as notified from ${sql.ref(recorded)}`
+  return sql`select pg_notify(${sql.lit(OUTBOX_CHANNEL)}, '') as notified from ${sql.ref(recorded)}`
 }
 
 /** Records the event and wakes the relays on commit, in one statement (one round trip fewer per write). */
