@@ -203,19 +203,23 @@ export async function runWrite<Checked, T>(
  * `steps` are the statement's CTEs (`name as (…)`, comma-separated), in the work's repository:
  * reads, the checked row gated on `proceeds`, the step named `result` (at most one row, its
  * `value` the written result as jsonb, exactly what the answer, a replay and an event carry), and
- * the changes made from it. `columns` are the answer's other columns: what explains a refusal (the
- * facts the checks read) and what a change must cause (a NOTIFY). `parametersOf` lists the values
+ * the changes made from it. `columns`, if any, are the answer's other columns: what explains a
+ * refusal (the facts the checks read) and what a change must cause (a NOTIFY). `parametersOf` lists the values
  * `steps` then `columns` bind, in order. `refusalOf` names the refusal from a row without a
  * result: the rule, in the service, for what a check that failed means to the caller (undefined:
  * no check failed, a bug, 500). `afterCommit` runs after a statement that wrote, as runWrite's.
  */
-export interface StatementWork<Input, Row extends object, T> {
-  steps(input: Input, proceeds: RawBuilder<boolean>): RawBuilder<unknown>
-  result: string
-  columns: RawBuilder<unknown>
-  parametersOf(input: Input): unknown[]
+export interface StatementWork<Input, Row extends object, T> extends StatementSteps<Input> {
   refusalOf(row: Row, input: Input): ApiError | undefined
   afterCommit?(input: Input, value: T): Promise<void>
+}
+
+/** A StatementWork's SQL, which its repository writes: all of it but the service's rules. */
+export interface StatementSteps<Input> {
+  steps(input: Input, proceeds: RawBuilder<boolean>): RawBuilder<unknown>
+  result: string
+  columns?: RawBuilder<unknown>
+  parametersOf(input: Input): unknown[]
 }
 
 /** A write that is one statement, compiled: run with the request's claim and the work's input. */
@@ -233,15 +237,16 @@ export function compileStatementWrite<Input, Row extends object, T>(
   kind: WriteKind = 'change',
 ): StatementWrite<Input, T> {
   const created = kind === 'creation' ? ({ created: true } as const) : {}
-  const value = sql`(select ${sql.ref(`${work.result}.value`)} from ${sql.table(work.result)}) as value`
+  // What the statement answers besides the claim: the result's value and the work's own columns.
+  const answer = sql`(select ${sql.ref(`${work.result}.value`)} from ${sql.table(work.result)}) as value${work.columns ? sql`, ${work.columns}` : sql``}`
   const statement = compiledByShape<{ input: Input; key: KeyRequest | undefined }, Row & ClaimColumns & { value: T | null }>(db, {
     shapeOf: ({ key }) => (key ? 'keyed' : 'unkeyed'),
     build: ({ input, key }) =>
       key
         ? sql`with ${claimSteps(key)}, ${work.steps(input, claimProceeds)},
           ${outcomeStep(work.result, SUCCESS_STATUS[kind], IDEMPOTENCY_TTL_SECONDS)}
-          select ${claimColumns}, ${value}, ${work.columns} from claim`
-        : sql`with ${work.steps(input, sql<boolean>`true`)} select ${value}, ${work.columns}`,
+          select ${claimColumns}, ${answer} from claim`
+        : sql`with ${work.steps(input, sql<boolean>`true`)} select ${answer}`,
     parametersOf: ({ input, key }) => [...(key ? [key.caller, key.key, key.requestHash] : []), ...work.parametersOf(input)],
   })
   return async (idempotency, input) => {

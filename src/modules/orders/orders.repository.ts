@@ -5,6 +5,7 @@ import type { Order, OrderItem, OrderStatus } from '../../contract/contract-type
 import type { JsonText } from '../../db/json-text.ts'
 import { afterPosition, orderColumns } from '../../db/keyset.ts'
 import type { Executor } from '../../db/executor.ts'
+import type { StatementSteps } from '../../db/write.ts'
 import { nextUpdatedAt } from '../../db/updated-at.ts'
 import { MAX_ORDER_TOTAL, type PricedItem } from './order-pricing.ts'
 import { anyInteger, anyText } from '../../db/any-of.ts'
@@ -341,8 +342,8 @@ export interface NewOrderRow {
  * and its `order.created` event made from it, the relays woken when the event was recorded.
  * Positions are the items' sequence, from 0. The text never changes (compiled once).
  */
-export const newOrderStatement = {
-  steps: (order: NewOrder, proceeds: RawBuilder<boolean>) => sql`new_order as (
+export const newOrderStatement: StatementSteps<NewOrder> = {
+  steps: (order, proceeds) => sql`new_order as (
     select ${order.userId}::int as user_id, ${MAX_ORDER_TOTAL}::bigint as max_total
   ), buyer as (
     select exists (select from users, new_order where users.id = new_order.user_id) as known
@@ -386,7 +387,7 @@ export const newOrderStatement = {
     (select jsonb_agg(jsonb_build_object('sku', priced.sku, 'price', priced.unit_price)) from priced
       where not exists (select from written)) as prices,
     (${wakeRelaysAfter('recorded')}) as notified`,
-  parametersOf: (order: NewOrder): unknown[] => [
+  parametersOf: (order) => [
     order.userId,
     MAX_ORDER_TOTAL,
     order.items.map((item) => item.sku),

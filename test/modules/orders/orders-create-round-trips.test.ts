@@ -3,14 +3,12 @@
  * create, its replay, a 409 while another request holds the key and a 422 for another request's
  * key, the driver sends one statement and no BEGIN, COMMIT or savepoint; so does an unkeyed
  * create. A keyed refusal (an unknown sku) sends two: the statement that found it, then the one
- * that stores it. Counted where the driver sends them, BEGIN and COMMIT included: pg's
- * `client.query` on PostgreSQL, PGlite's protocol messages (a simple Query or an Execute) on
- * PGlite; only those the request itself sends (its async context), not the background's.
+ * that stores it. Counted where the driver sends them, BEGIN and COMMIT included
+ * (test/driver-statements.ts).
  */
-import { AsyncLocalStorage } from 'node:async_hooks'
 import t from 'tap'
 import pg from 'pg'
-import type { DatabaseHandle } from '../../../src/db/database.ts'
+import { transactionControl, watchDriverStatements } from '../../driver-statements.ts'
 import { bearer, build, createTestDatabase } from '../../helper.ts'
 import { postgresUrl } from '../../setup/templates.ts'
 
@@ -20,57 +18,12 @@ const items = [
   { sku: 'MS-202', qty: 1 },
 ]
 
-/** The frontend messages that run a statement: a simple Query ('Q') or an extended-protocol Execute ('E'). */
-const QUERY = 0x51
-const PARSE = 0x50
-const EXECUTE = 0x45
-
-/**
- * Records the text of every statement the app's driver sends in `request`'s async context (a
- * request's, not the event delivery's or the webhook worker's, which share the driver): on
- * PostgreSQL each `query` call of a pooled client (a checked-out client is wrapped once); on PGlite
- * each Query and Execute message (an Execute runs the text its Parse sent last).
- */
-function watchDriver(database: DatabaseHandle, request: AsyncLocalStorage<string[]>): void {
-  const record = (text: string) => request.getStore()?.push(text)
-  const { pool, pglite } = database
-  if (pool) {
-    const wrapped = new WeakSet<pg.PoolClient>()
-    pool.on('acquire', (client) => {
-      if (wrapped.has(client)) return
-      wrapped.add(client)
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown
-      // pg's overloads take a text or a config with one; the database module uses both.
-      ;(client as { query: unknown }).query = (config: string | { text: string }, ...rest: unknown[]) => {
-        record(typeof config === 'string' ? config : config.text)
-        return query(config, ...rest)
-      }
-    })
-  } else if (pglite) {
-    const exec = pglite.execProtocolStream.bind(pglite)
-    let parsed = ''
-    pglite.execProtocolStream = (message, options) => {
-      const bytes = Buffer.from(message.buffer, message.byteOffset, message.byteLength)
-      for (let offset = 0; offset + 5 <= bytes.length; offset += 1 + bytes.readUInt32BE(offset + 1)) {
-        const type = bytes[offset]
-        const body = bytes.subarray(offset + 5, offset + 1 + bytes.readUInt32BE(offset + 1))
-        if (type === QUERY) record(body.toString('utf8', 0, body.indexOf(0)))
-        else if (type === PARSE) parsed = body.toString('utf8', body.indexOf(0) + 1, body.indexOf(0, body.indexOf(0) + 1))
-        else if (type === EXECUTE) record(parsed)
-      }
-      return exec(message, options)
-    }
-  }
-}
-
 async function setup(t: Parameters<typeof build>[0]) {
   const database = await createTestDatabase(t)
   const app = await build(t, { database, env: { EVENTS_RELAY: 'false' } })
-  const request = new AsyncLocalStorage<string[]>()
-  watchDriver(database, request)
+  const driver = watchDriverStatements(database)
   const post = async (payload: { items: Array<{ sku: string; qty: number }> }, key?: string) => {
-    const statements: string[] = []
-    const response = await request.run(statements, () =>
+    const { result: response, statements } = await driver.during(() =>
       app.inject({
         method: 'POST',
         url: '/api/v1/orders',
@@ -83,14 +36,11 @@ async function setup(t: Parameters<typeof build>[0]) {
   return { database, post }
 }
 
-const transactionControl = (statements: readonly string[]) =>
-  statements.filter((statement) => /^\s*(begin|commit|rollback|savepoint|release)\b/i.test(statement))
-
 t.test('a keyed create, its replay and a 422 for another request each send the driver one statement, no BEGIN or COMMIT', async (t) => {
   const { post } = await setup(t)
   const created = await post({ items }, 'one-statement-1')
   t.equal(created.response.statusCode, 201)
-  t.equal(created.statements.length, 1, created.statements.join('\n'))
+  t.equal(created.statements.length, 1, 'a keyed create: one statement', { statements: created.statements })
   t.match(
     created.statements[0],
     /idempotency_claim[\s\S]*insert into orders[\s\S]*insert into order_items[\s\S]*insert into outbox[\s\S]*insert into idempotency_keys[\s\S]*pg_notify/,
@@ -101,16 +51,16 @@ t.test('a keyed create, its replay and a 422 for another request each send the d
   t.equal(replayed.response.statusCode, 201)
   t.equal(replayed.response.headers['idempotent-replayed'], 'true')
   t.same(replayed.response.json(), created.response.json())
-  t.equal(replayed.statements.length, 1, replayed.statements.join('\n'))
+  t.equal(replayed.statements.length, 1, 'its replay: one statement', { statements: replayed.statements })
 
   const reused = await post({ items: [{ sku: 'KB-101', qty: 1 }] }, 'one-statement-1')
   t.equal(reused.response.statusCode, 422)
   t.equal(reused.response.json().code, 'IDEMPOTENCY_KEY_REUSED')
-  t.equal(reused.statements.length, 1, reused.statements.join('\n'))
+  t.equal(reused.statements.length, 1, 'another request with its key: one statement', { statements: reused.statements })
 
   const unkeyed = await post({ items })
   t.equal(unkeyed.response.statusCode, 201)
-  t.equal(unkeyed.statements.length, 1, unkeyed.statements.join('\n'))
+  t.equal(unkeyed.statements.length, 1, 'an unkeyed create: one statement', { statements: unkeyed.statements })
   t.notMatch(unkeyed.statements[0], /idempotency/, 'without a key, no claim and no outcome')
 
   const every = [created, replayed, reused, unkeyed].flatMap((sent) => sent.statements)
@@ -122,7 +72,7 @@ t.test('a keyed refusal sends two statements: the one that found it wrote nothin
   const refused = await post({ items: [{ sku: 'NOPE-1', qty: 1 }] }, 'one-statement-2')
   t.equal(refused.response.statusCode, 422)
   t.equal(refused.response.json().code, 'UNKNOWN_SKU')
-  t.equal(refused.statements.length, 2, refused.statements.join('\n'))
+  t.equal(refused.statements.length, 2, 'a keyed refusal: two statements', { statements: refused.statements })
   t.same(transactionControl(refused.statements), [])
   t.match(refused.statements[1], /idempotency_claim[\s\S]*insert into idempotency_keys/, 'the second claims the key again and stores')
   t.notMatch(refused.statements[1], /insert into orders/)
@@ -152,7 +102,7 @@ t.test(
     t.equal(running.response.statusCode, 409)
     t.equal(running.response.json().code, 'IDEMPOTENCY_KEY_IN_USE')
     t.equal(running.response.headers['retry-after'], '1')
-    t.equal(running.statements.length, 1, running.statements.join('\n'))
+    t.equal(running.statements.length, 1, 'a 409: one statement', { statements: running.statements })
     await holder.query('rollback')
   },
 )
