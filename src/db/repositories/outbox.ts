@@ -69,14 +69,19 @@ export function wakeRelaysAfter(recorded: string): RawBuilder<unknown> {
   return sql`select pg_notify(${sql.lit(OUTBOX_CHANNEL)}, '') as notified from ${sql.ref(recorded)}`
 }
 
-/** Records the event and wakes the relays on commit, in one statement (one round trip fewer per write). */
+/**
+ * Records the event and wakes the relays on commit, in one statement (one round trip fewer per
+ * write); with `outcome` (a keyed write's stored outcome, src/db/write.ts's outcomeOf), that too.
+ */
 export async function recordEvent<Topic extends EventTopic>(
   trx: Executor,
   topic: Topic,
   payload: EventPayloads[Topic],
   ownerId: number | null,
+  outcome?: RawBuilder<unknown>,
 ): Promise<void> {
-  await sql`with recorded as (${eventRecord(topic, payload, ownerId)}) ${wakeRelaysAfter('recorded')}`.execute(trx)
+  await sql`with recorded as (${eventRecord(topic, payload, ownerId)})${outcome ? sql`, stored_outcome as (${outcome})` : sql``}
+  ${wakeRelaysAfter('recorded')}`.execute(trx)
 }
 
 /** The advisory lock that makes one relay at a time. */

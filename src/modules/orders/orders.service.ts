@@ -440,9 +440,10 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
           }
           return { row, current: current! }
         },
-        async write({ trx }, { row, current }) {
+        async write({ trx, outcomeOf }, { row, current }) {
           const updated = await repository.updateOrder(trx, id, { status: to })
           const order = { ...current, status: updated.status, updated_at: updated.updated_at.toISOString() }
+          // The event and a keyed action's outcome in one statement.
           await recordEvent(
             trx,
             'order.status_changed',
@@ -455,6 +456,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
               order,
             },
             row.user_id,
+            outcomeOf(order),
           )
           return order
         },

@@ -3,8 +3,9 @@
  * create, its replay, a 409 while another request holds the key and a 422 for another request's
  * key, the driver sends one statement and no BEGIN, COMMIT or savepoint; so does an unkeyed
  * create. A keyed refusal (an unknown sku) sends two: the statement that found it, then the one
- * that stores it. Counted where the driver sends them, BEGIN and COMMIT included
- * (test/driver-statements.ts).
+ * that stores it. An order action stays a transaction (its check runs If-Match), with a keyed
+ * action's outcome stored in its event's statement. Counted where the driver sends them, BEGIN and
+ * COMMIT included (test/driver-statements.ts).
  */
 import t from 'tap'
 import pg from 'pg'
@@ -33,7 +34,9 @@ async function setup(t: Parameters<typeof build>[0]) {
     )
     return { response, statements }
   }
-  return { database, post }
+  const pay = (id: number, key: string) =>
+    driver.during(() => app.inject({ method: 'POST', url: `/api/v1/orders/${id}/payment`, headers: { ...grace, 'idempotency-key': key } }))
+  return { database, post, pay }
 }
 
 t.test('a keyed create, its replay and a 422 for another request each send the driver one statement, no BEGIN or COMMIT', async (t) => {
@@ -86,6 +89,21 @@ t.test('a keyed refusal sends two statements: the one that found it wrote nothin
   const unkeyed = await post({ items: [{ sku: 'NOPE-1', qty: 1 }] })
   t.equal(unkeyed.response.statusCode, 422)
   t.equal(unkeyed.statements.length, 1, 'without a key there is nothing to store: one statement')
+})
+
+t.test("a keyed action is a transaction whose outcome is stored in its event's statement", async (t) => {
+  const { post, pay } = await setup(t)
+  const created = await post({ items }, 'one-statement-4')
+  const paid = await pay(created.response.json().id, 'one-statement-5')
+  t.equal(paid.result.statusCode, 200)
+  t.match(paid.statements[0], /^begin/i)
+  t.match(paid.statements.at(-1), /^commit/i)
+  const outcomes = paid.statements.filter((statement) => /insert into idempotency_keys/.test(statement))
+  t.equal(outcomes.length, 1, 'the outcome stored once', { statements: paid.statements })
+  t.match(outcomes[0], /insert into outbox[\s\S]*insert into idempotency_keys/, 'with the event, in one statement')
+  t.equal(paid.statements.length, 7, 'BEGIN, the claim, the order, its items, the change, the event and outcome, COMMIT', {
+    statements: paid.statements,
+  })
 })
 
 t.test(
