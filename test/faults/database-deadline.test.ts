@@ -10,7 +10,8 @@
  * from what the per-statement timeouts gave (twice the bound for a frozen server, the statement
  * and then the ROLLBACK queued behind it; one statement timeout per lock waited on).
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
+import type { InjectOptions } from 'fastify'
 import { once } from 'node:events'
 import pg from 'pg'
 import { createDatabase, databaseWorkBoundMs } from '../../src/db/database.ts'
@@ -62,27 +63,43 @@ const payOrder = (id: number, key?: string) => ({
   headers: { ...bearer(2, 'orders:write'), ...(key ? { 'idempotency-key': key } : {}) },
 })
 
-/** A database for the app through a relay that can freeze, with what the test watches of its pool. */
-async function frozenDatabase(t: Parameters<typeof createTestDatabase>[0], statementTimeoutMs: number) {
+/**
+ * An app on a database behind a relay that can freeze (statement timeout 1.5 s), and how a write
+ * sent to a frozen server is checked: answered 503 DATABASE_UNAVAILABLE with Retry-After within the
+ * bound, the connection whose statement went unanswered closed; the relay is thawed once answered.
+ */
+async function frozenDatabase(t: Test) {
+  const bound = databaseWorkBoundMs(1500)
   const direct = await createTestDatabase(t)
   const relay = await freezableRelay(t, new URL(direct.url!))
-  const handle = await createDatabase({ url: relay.url, poolSize: 3, statementTimeoutMs, logger: { warn: () => {} } })
+  const handle = await createDatabase({ url: relay.url, poolSize: 3, statementTimeoutMs: 1500, logger: { warn: () => {} } })
   t.teardown(() => handle.close())
   let dropped = 0
   handle.pool!.on('release', (destroyed) => {
     if (destroyed) dropped += 1
   })
   const app = await build(t, { database: handle, env: { EVENTS_RELAY: 'false' } })
-  return { direct, relay, handle, app, droppedSinceLast: () => dropped - (dropped = 0) }
+  const givenUp = async (which: string, request: InjectOptions, frozen?: Promise<void>) => {
+    dropped = 0
+    const started = performance.now()
+    const response = await app.inject(request)
+    const elapsed = performance.now() - started
+    await frozen
+    relay.thaw()
+    t.equal(response.statusCode, 503, which)
+    t.equal(response.headers['retry-after'], '5')
+    t.match(response.json(), { code: 'DATABASE_UNAVAILABLE' })
+    t.ok(elapsed < bound + SLACK_MS, `${which} answered after ${elapsed.toFixed(0)} ms; the bound is ${bound} ms`)
+    t.ok(dropped >= 1, 'the connection whose statement went unanswered was closed, not pooled again')
+  }
+  return { direct, relay, handle, app, givenUp }
 }
 
 t.test(
   'a server that stops answering inside a write transaction: 503 within the bound (not twice it), the connection is closed, and a retry with the key pays the order once',
   { skip: SKIP },
   async (t) => {
-    const statementTimeoutMs = 1500
-    const bound = databaseWorkBoundMs(statementTimeoutMs)
-    const { direct, relay, handle, app, droppedSinceLast } = await frozenDatabase(t, statementTimeoutMs)
+    const { direct, relay, handle, app, givenUp } = await frozenDatabase(t)
     const orders: number[] = []
     for (let n = 0; n < 2; n++) orders.push((await app.inject(createOrder())).json().id)
 
@@ -95,24 +112,13 @@ t.test(
         relay.freeze()
       }
     })
-    droppedSinceLast()
-
     const keyed = 'frozen-inside-the-transaction'
     for (const [id, key] of [
       [orders[0]!, undefined],
       [orders[1]!, keyed],
     ] as const) {
       freezeAfterBegin = true
-      const started = performance.now()
-      const response = await app.inject(payOrder(id, key))
-      const elapsed = performance.now() - started
-      relay.thaw()
-      const which = key ? 'the keyed write' : 'the write'
-      t.equal(response.statusCode, 503, which)
-      t.equal(response.headers['retry-after'], '5')
-      t.match(response.json(), { code: 'DATABASE_UNAVAILABLE' })
-      t.ok(elapsed < bound + SLACK_MS, `${which} answered after ${elapsed.toFixed(0)} ms; the bound is ${bound} ms`)
-      t.ok(droppedSinceLast() >= 1, 'the connection whose statement went unanswered was closed, not pooled again')
+      await givenUp(key ? 'the keyed write' : 'the write', payOrder(id, key))
     }
 
     // The server ends the abandoned session (and its lock on the key) once it reads the closed
@@ -138,27 +144,14 @@ t.test(
   'a server that stops answering a write that is one statement: 503 within the bound, the connection is closed, and the retry with the key answers the one order',
   { skip: SKIP },
   async (t) => {
-    const statementTimeoutMs = 1500
-    const bound = databaseWorkBoundMs(statementTimeoutMs)
-    const { direct, relay, app, droppedSinceLast } = await frozenDatabase(t, statementTimeoutMs)
+    const { direct, relay, app, givenUp } = await frozenDatabase(t)
     t.equal((await app.inject(createOrder())).statusCode, 201, 'through the relay, before the freeze')
     const before = await orderCount(direct.url!)
-    droppedSinceLast()
 
     // Frozen when the create's statement goes out (its event's topic is among its values): the
     // statement reaches the server, its answer does not.
     const key = 'frozen-one-statement'
-    const frozen = relay.freezeWhenSent('order.created')
-    const started = performance.now()
-    const response = await app.inject(createOrder(key))
-    const elapsed = performance.now() - started
-    await frozen
-    relay.thaw()
-    t.equal(response.statusCode, 503)
-    t.equal(response.headers['retry-after'], '5')
-    t.match(response.json(), { code: 'DATABASE_UNAVAILABLE' })
-    t.ok(elapsed < bound + SLACK_MS, `answered after ${elapsed.toFixed(0)} ms; the bound is ${bound} ms`)
-    t.ok(droppedSinceLast() >= 1, 'the connection whose statement went unanswered was closed, not pooled again')
+    await givenUp('the create', createOrder(key), relay.freezeWhenSent('order.created'))
 
     // In autocommit the statement committed on the server, only its answer was lost (as a
     // COMMIT's answer can be): the retry with the key answers that order; without the statement

@@ -96,12 +96,8 @@ export function claimedKey(row: ClaimColumns): KeyClaim {
  * only when the statement claimed the key and wrote). It replaces an expired row, as outcomeRecord.
  */
 export function outcomeStep(result: string, status: number, ttlSeconds: number): RawBuilder<unknown> {
-  return sql`stored_outcome as (
-  insert into idempotency_keys (caller, key, request_hash, status, body, expires_at)
-  select request.caller, request.key, request.request_hash, ${sql.lit(status)}, written.value,
-    now() + make_interval(secs => ${sql.lit(ttlSeconds)})
-  from request, ${sql.table(result)} as written
-  ${onConflictReplace})`
+  return sql`stored_outcome as (${insertOutcome(sql`select request.caller, request.key, request.request_hash, ${sql.lit(status)},
+    written.value, now() + make_interval(secs => ${sql.lit(ttlSeconds)}) from request, ${sql.table(result)} as written`)})`
 }
 
 /**
@@ -115,34 +111,36 @@ export async function storeOutcomeIfClaimed(
   request: KeyRequest,
   outcome: Pick<StoredOutcome, 'status' | 'body' | 'ttlSeconds'>,
 ): Promise<KeyClaim> {
-  const { rows } = await sql<ClaimColumns>`with ${claimSteps(request)}, stored_outcome as (
-    insert into idempotency_keys (caller, key, request_hash, status, body, expires_at)
-    select request.caller, request.key, request.request_hash, ${outcome.status}::int, ${JSON.stringify(outcome.body ?? null)}::jsonb,
-      now() + make_interval(secs => ${outcome.ttlSeconds}::int)
-    from request where ${claimProceeds}
-    ${onConflictReplace})
+  const { rows } = await sql<ClaimColumns>`with ${claimSteps(request)}, stored_outcome as (${insertOutcome(
+    sql`select request.caller, request.key, request.request_hash, ${outcome.status}::int, ${JSON.stringify(outcome.body ?? null)}::jsonb,
+      now() + make_interval(secs => ${outcome.ttlSeconds}::int) from request where ${claimProceeds}`,
+  )})
   select ${claimColumns} from claim`.execute(db)
   const [row] = rows
   if (!row) throw new Error('the claim returned no row')
   return claimedKey(row)
 }
 
-/** A stored outcome replaces an expired one under the same key (a live one is never overwritten: the claim saw none). */
-const onConflictReplace = sql`on conflict (caller, key) do update set request_hash = excluded.request_hash, status = excluded.status,
+/**
+ * An outcome's insert from `values` (a `values` list, or a select of its six columns), replacing an
+ * expired row under the same key: a live one is never there, since its writer holds the key's lock
+ * and found none. `location` is left null: a transport builds its answer from the stored result.
+ */
+function insertOutcome(values: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`insert into idempotency_keys (caller, key, request_hash, status, body, expires_at)
+  ${values}
+  on conflict (caller, key) do update set request_hash = excluded.request_hash, status = excluded.status,
     location = null, body = excluded.body, expires_at = excluded.expires_at`
+}
 
 /**
  * An outcome's row, replacing an expired one under the same key, as a statement fragment: stored
  * alone (storeOutcome), or inside a write's own statement as a CTE, which saves the write a round
- * trip (src/db/write.ts). `location` is left null: a transport builds its answer from the
- * stored result.
+ * trip (src/db/write.ts).
  */
 export function outcomeRecord(outcome: StoredOutcome): RawBuilder<unknown> {
-  return sql`
-  insert into idempotency_keys (caller, key, request_hash, status, body, expires_at)
-  values (${outcome.caller}, ${outcome.key}, ${outcome.requestHash}, ${outcome.status}, ${JSON.stringify(outcome.body ?? null)},
-    now() + make_interval(secs => ${outcome.ttlSeconds}))
-  ${onConflictReplace}`
+  return insertOutcome(sql`values (${outcome.caller}, ${outcome.key}, ${outcome.requestHash}, ${outcome.status},
+    ${JSON.stringify(outcome.body ?? null)}, now() + make_interval(secs => ${outcome.ttlSeconds}))`)
 }
 
 export async function storeOutcome(trx: Transaction<Database>, outcome: StoredOutcome): Promise<void> {
