@@ -204,10 +204,11 @@ export async function runWrite<Checked, T>(
  * reads, the checked row gated on `proceeds`, the step named `result` (at most one row, its
  * `value` the written result as jsonb, exactly what the answer, a replay and an event carry), and
  * the changes made from it. `columns`, if any, are the answer's other columns: what explains a
- * refusal (the facts the checks read) and what a change must cause (a NOTIFY). `parametersOf` lists the values
- * `steps` then `columns` bind, in order. `refusalOf` names the refusal from a row without a
- * result: the rule, in the service, for what a check that failed means to the caller (undefined:
- * no check failed, a bug, 500). `afterCommit` runs after a statement that wrote, as runWrite's.
+ * refusal (the facts the checks read) and what a change must cause (a NOTIFY). `parametersOf`
+ * lists the values `steps` then `columns` bind, in order. `refusalOf` names the refusal from a row
+ * without a result: the rule, in the service, for what a check that failed means to the caller
+ * (undefined: no check failed, a bug, 500). `afterCommit` runs after a statement that wrote, as
+ * runWrite's effects do.
  */
 export interface StatementWork<Input, Row extends object, T> extends StatementSteps<Input> {
   refusalOf(row: Row, input: Input): ApiError | undefined
@@ -238,7 +239,8 @@ export function compileStatementWrite<Input, Row extends object, T>(
 ): StatementWrite<Input, T> {
   const created = kind === 'creation' ? ({ created: true } as const) : {}
   // What the statement answers besides the claim: the result's value and the work's own columns.
-  const answer = sql`(select ${sql.ref(`${work.result}.value`)} from ${sql.table(work.result)}) as value${work.columns ? sql`, ${work.columns}` : sql``}`
+  const value = sql`(select ${sql.ref(`${work.result}.value`)} from ${sql.table(work.result)}) as value`
+  const answer = work.columns ? sql`${value}, ${work.columns}` : value
   const statement = compiledByShape<{ input: Input; key: KeyRequest | undefined }, Row & ClaimColumns & { value: T | null }>(db, {
     shapeOf: ({ key }) => (key ? 'keyed' : 'unkeyed'),
     build: ({ input, key }) =>
