@@ -4,7 +4,9 @@
  * COMMIT never reach): on PostgreSQL each `query` call of a pooled client, on PGlite each simple
  * Query and extended-protocol Execute message (an Execute runs the text its Parse sent last).
  * Only the statements sent in the request's own async context count: the event delivery and the
- * webhook worker share the driver and run in their own.
+ * webhook worker share the driver and run in their own. Nor does the WAL position a write's answer
+ * carries when read replicas are configured (`npm run test:replica`): one statement after any write
+ * (decisions §15), the cost of read-your-writes, not of the write.
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type pg from 'pg'
@@ -15,6 +17,9 @@ const QUERY = 0x51
 const PARSE = 0x50
 const EXECUTE = 0x45
 
+/** The statement src/db/replicas.ts reads a write's commit position with. */
+const READ_YOUR_WRITES_POSITION = /^select pg_current_wal_insert_lsn\(\)/
+
 export interface DriverStatements {
   /** Runs `request` and returns its result with the texts of the statements the driver sent for it, in order. */
   during<Result>(request: () => Promise<Result>): Promise<{ result: Result; statements: string[] }>
@@ -23,7 +28,9 @@ export interface DriverStatements {
 /** Watches `database`'s driver from now on (build the app on it first, or after: checkouts are wrapped as they happen). */
 export function watchDriverStatements(database: DatabaseHandle): DriverStatements {
   const requests = new AsyncLocalStorage<string[]>()
-  const record = (text: string) => requests.getStore()?.push(text)
+  const record = (text: string) => {
+    if (!READ_YOUR_WRITES_POSITION.test(text)) requests.getStore()?.push(text)
+  }
   const { pool, pglite } = database
   if (pool) {
     const wrapped = new WeakSet<pg.PoolClient>()
