@@ -1,28 +1,48 @@
 /**
- * The write path (decisions §7), top to bottom in one file: `runWrite` opens a write's
- * transaction; with an idempotency key (after Stripe and the IETF Idempotency-Key draft) it claims
- * the key (its lock and its stored outcome in one round trip) and replays a stored outcome or
- * refuses (409 while the first request runs, 422 for another request); it runs the work's
+ * The write path (decisions §7), top to bottom in one file, in two forms. `runWrite` opens a
+ * write's transaction; with an idempotency key (after Stripe and the IETF Idempotency-Key draft) it
+ * claims the key (its lock and its stored outcome in one round trip) and replays a stored outcome
+ * or refuses (409 while the first request runs, 422 for another request); it runs the work's
  * `check`, then its `write`; it stores a keyed write's outcome (in the write's own last statement
  * when the work uses `outcomeOf`, else by a statement of its own); it commits; then it runs the
- * effects that follow the commit.
+ * effects that follow the commit. `compileStatementWrite` is the same path as one statement in
+ * autocommit, for a work that SQL can say at once (`StatementWork`): the claim, the checks, the
+ * changes and the outcome in that order, in one round trip.
  *
- * Who calls it: the service that makes the write, always, with the work in one form (`Work`:
- * `check` reads and refuses, `write` changes and refuses nothing). A caller (a REST handler, a
- * resolver) hands the service what the write needs beyond the command (its idempotency claim, its
- * precondition) and gets the result back, never a transaction. Nothing here calls back up: what
- * a transport answers, it builds at its edge from the result, fresh or replayed alike.
+ * Who calls it: the service that makes the write, always, with the work in one of the two forms
+ * (`Work`: `check` reads and refuses, `write` changes and refuses nothing; `StatementWork`: steps
+ * whose changes hang on the checked row). A caller (a REST handler, a resolver) hands the service
+ * what the write needs beyond the command (its idempotency claim, its precondition) and gets the
+ * result back, never a transaction. Nothing here calls back up: what a transport answers, it
+ * builds at its edge from the result, fresh or replayed alike.
  *
- * Round trips of a keyed write: BEGIN, the claim, the work's statements, the outcome (none when
- * the work's last statement carries it), COMMIT. No savepoint (but for a work that says its write
- * may refuse): a refusal comes before the work's first change, so it has nothing to roll back and
- * is stored in the same transaction.
+ * Round trips of a keyed write. In a transaction: BEGIN, the claim, the work's statements, the
+ * outcome (none when the work's last statement carries it), COMMIT; no savepoint (but for a work
+ * that says its write may refuse): a refusal comes before the work's first change, so it has
+ * nothing to roll back and is stored in the same transaction. As one statement: one, for a write,
+ * a replay, a 409 and a 422 for another request's key alike; two for a refusal, whose outcome a
+ * second statement stores (storeRefusal says why that stays race-free).
  */
 import { createHash } from 'node:crypto'
-import type { ControlledTransaction, Kysely, RawBuilder, Transaction } from 'kysely'
+import { type ControlledTransaction, type Kysely, type RawBuilder, sql, type Transaction } from 'kysely'
 import { ApiError, badRequest, codeForStatus, conflict, type FieldError, isErrorCode, unprocessable } from '../errors.ts'
 import { IdempotencyKeySchema } from '../generated/openapi/idempotency-key.ts'
-import { claimKey, outcomeRecord, type StoredOutcome, storeOutcome } from './repositories/idempotency-keys.ts'
+import { compiledByShape } from './compiled-statement.ts'
+import {
+  type ClaimColumns,
+  claimColumns,
+  claimedKey,
+  claimKey,
+  claimProceeds,
+  claimSteps,
+  type KeyClaim,
+  type KeyRequest,
+  outcomeRecord,
+  outcomeStep,
+  type StoredOutcome,
+  storeOutcome,
+  storeOutcomeIfClaimed,
+} from './repositories/idempotency-keys.ts'
 import type { Database } from './schema.ts'
 
 /** What a write does when it succeeds: make a record, or change existing ones. */
@@ -172,6 +192,101 @@ export async function runWrite<Checked, T>(
 }
 
 /**
+ * A write that is one statement (decisions §7, "A write in one statement"): the second form of a
+ * write, for a work whose reads, checks and changes SQL can say at once. Its statement runs in
+ * autocommit, one round trip and no BEGIN or COMMIT: first, with a key, the key's claim (its lock
+ * taken inside the statement and held to its end, and the live stored outcome); then the work's
+ * steps, whose changes all hang on one row (`result`) that exists only when the key is this
+ * request's to run and every check passed; then, with a key, the outcome stored from that same
+ * row. So a replay, a 409, a 422 for another request's key and a refusal each change nothing.
+ *
+ * `steps` are the statement's CTEs (`name as (…)`, comma-separated), in the work's repository:
+ * reads, the checked row gated on `proceeds`, the step named `result` (at most one row, its
+ * `value` the written result as jsonb, exactly what the answer, a replay and an event carry), and
+ * the changes made from it. `columns`, if any, are the answer's other columns: what explains a
+ * refusal (the facts the checks read) and what a change must cause (a NOTIFY). `parametersOf`
+ * lists the values `steps` then `columns` bind, in order. `refusalOf` names the refusal from a row
+ * without a result: the rule, in the service, for what a check that failed means to the caller
+ * (undefined: no check failed, a bug, 500). `afterCommit` runs after a statement that wrote, as
+ * runWrite's effects do.
+ */
+export interface StatementWork<Input, Row extends object, T> extends StatementSteps<Input> {
+  refusalOf(row: Row, input: Input): ApiError | undefined
+  afterCommit?(input: Input, value: T): Promise<void>
+}
+
+/** A StatementWork's SQL, which its repository writes: all of it but the service's rules. */
+export interface StatementSteps<Input> {
+  steps(input: Input, proceeds: RawBuilder<boolean>): RawBuilder<unknown>
+  result: string
+  columns?: RawBuilder<unknown>
+  parametersOf(input: Input): unknown[]
+}
+
+/** A write that is one statement, compiled: run with the request's claim and the work's input. */
+export type StatementWrite<Input, T> = (idempotency: IdempotencyClaim | undefined, input: Input) => Promise<Written<T>>
+
+/**
+ * Compiles `work` once per shape (with a key or without), for the service that builds it once:
+ * no query is built or compiled per request. The result is a write as runWrite's, fresh or
+ * replayed, or a refusal thrown (stored first, with a key). A refusal's outcome is the one case
+ * that takes a second statement: see storeRefusal.
+ */
+export function compileStatementWrite<Input, Row extends object, T>(
+  db: Kysely<Database>,
+  work: StatementWork<Input, Row, T>,
+  kind: WriteKind = 'change',
+): StatementWrite<Input, T> {
+  const created = kind === 'creation' ? ({ created: true } as const) : {}
+  // What the statement answers besides the claim: the result's value and the work's own columns.
+  const value = sql`(select ${sql.ref(`${work.result}.value`)} from ${sql.table(work.result)}) as value`
+  const answer = work.columns ? sql`${value}, ${work.columns}` : value
+  const statement = compiledByShape<{ input: Input; key: KeyRequest | undefined }, Row & ClaimColumns & { value: T | null }>(db, {
+    shapeOf: ({ key }) => (key ? 'keyed' : 'unkeyed'),
+    build: ({ input, key }) =>
+      key
+        ? sql`with ${claimSteps(key)}, ${work.steps(input, claimProceeds)},
+          ${outcomeStep(work.result, SUCCESS_STATUS[kind], IDEMPOTENCY_TTL_SECONDS)}
+          select ${claimColumns}, ${answer} from claim`
+        : sql`with ${work.steps(input, sql<boolean>`true`)} select ${answer}`,
+    parametersOf: ({ input, key }) => [...(key ? [key.caller, key.key, key.requestHash] : []), ...work.parametersOf(input)],
+  })
+  return async (idempotency, input) => {
+    const key = idempotency && { caller: idempotency.caller, key: idempotency.key, requestHash: hashOf(idempotency.fingerprint) }
+    const [row] = await statement(db, { input, key })
+    if (!row) throw new Error('A write statement answered no row.')
+    // The claim: a finished key replays (or is 422 for another request); a running one is 409.
+    const stored = key ? storedOutcomeToReplay(claimedKey(row), key.requestHash) : undefined
+    if (stored) return { ...replay<T>(stored), ...created }
+    // The work: written (the outcome with it), or refused with nothing written.
+    if (row.value !== null) {
+      await work.afterCommit?.(input, row.value)
+      return { value: row.value, replayed: false, ...created }
+    }
+    const refusal = work.refusalOf(row, input)
+    if (!refusal || !isRefusal(refusal))
+      throw new Error('A write statement wrote nothing, and its checks name no refusal.', { cause: refusal })
+    const instead = key ? await storeRefusal<T>(db, key, refusal, kind) : undefined
+    if (instead) return { ...instead, ...created }
+    throw refusal
+  }
+}
+
+/**
+ * A refusal as its key's outcome, by a second statement (the refusal is rare; its facts are
+ * only known once the first statement answered, and that statement's lock ended with it). Race-free
+ * all the same: the second statement claims the key again and stores the refusal only when it gets
+ * the lock and finds no outcome; whatever another request with the same key did in between is
+ * what this one answers instead: its stored outcome (returned, or thrown when a refusal; 422 for
+ * another request), or 409 while it runs. Undefined once the refusal is stored.
+ */
+async function storeRefusal<T>(db: Kysely<Database>, key: KeyRequest, refusal: ApiError, kind: WriteKind): Promise<Written<T> | undefined> {
+  const outcome = { ...storedOutcomeOf({ succeeded: false, error: refusal }, kind), ttlSeconds: IDEMPOTENCY_TTL_SECONDS }
+  const stored = storedOutcomeToReplay(await storeOutcomeIfClaimed(db, key, outcome), key.requestHash)
+  return stored && replay<T>(stored)
+}
+
+/**
  * The rule of what a key is, for every transport: the contract's `IdempotencyKey` parameter
  * (generated from openapi.yaml). Each transport reads the key from where it carries it (a header,
  * an argument) and names that place in the error, `field`.
@@ -199,26 +314,32 @@ type ClaimedKey =
   | { stored: Pick<StoredOutcome, 'status' | 'body'>; outcome?: undefined }
   | { stored?: undefined; outcome: Omit<StoredOutcome, 'status' | 'body'> }
 
-/**
- * Claims the key in one round trip (its lock and its live stored outcome). A finished key answers
- * with its outcome whoever holds the lock (another replay, reading); 409 is only for a first
- * request still running (decisions §7, "Replays under concurrency").
- */
+/** Claims the key in one round trip (its lock and its live stored outcome), in the write's transaction. */
 async function claim(trx: Transaction<Database>, idempotency: IdempotencyClaim): Promise<ClaimedKey> {
   const requestHash = hashOf(idempotency.fingerprint)
-  const { locked, stored } = await claimKey(trx, idempotency.caller, idempotency.key)
+  const stored = storedOutcomeToReplay(await claimKey(trx, idempotency.caller, idempotency.key), requestHash)
+  if (stored) return { stored }
+  return { outcome: { caller: idempotency.caller, key: idempotency.key, requestHash, ttlSeconds: IDEMPOTENCY_TTL_SECONDS } }
+}
+
+/**
+ * What a claimed key means for the request with `requestHash`, in either form of write: its stored
+ * outcome to replay; undefined when the key is the request's to run (its lock granted, no outcome
+ * stored); else a refusal. A finished key answers with its outcome whoever holds the lock (another
+ * replay, reading); 409 is only for a first request still running (decisions §7, "Replays under
+ * concurrency"); 422 for a stored outcome of another request.
+ */
+function storedOutcomeToReplay(key: KeyClaim, requestHash: string): Pick<StoredOutcome, 'status' | 'body'> | undefined {
+  const { locked, stored } = key
   if (!stored && !locked) {
     throw conflict('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
       'retry-after': '1',
     })
   }
-  if (stored) {
-    if (stored.requestHash !== requestHash) {
-      throw unprocessable('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used for a different request.')
-    }
-    return { stored }
+  if (stored && stored.requestHash !== requestHash) {
+    throw unprocessable('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used for a different request.')
   }
-  return { outcome: { caller: idempotency.caller, key: idempotency.key, requestHash, ttlSeconds: IDEMPOTENCY_TTL_SECONDS } }
+  return stored
 }
 
 /** "The same request": the fingerprint as canonical JSON (object keys sorted), hashed. */

@@ -47,19 +47,42 @@ export function eventRecord<Topic extends EventTopic>(
   return sql`insert into outbox (topic, payload, owner_id) values (${topic}, ${JSON.stringify(payload)}, ${ownerId}) returning id`
 }
 
-/** The select that ends a statement whose CTE `recorded` is an eventRecord: the relays wake on commit. */
-export function wakeRelaysAfter(recorded: string): RawBuilder<unknown> {
-  return sql`select pg_notify(${OUTBOX_CHANNEL}, '') as notified from ${sql.ref(recorded)}`
+/**
+ * An event's row made inside a write that is one statement (src/db/write.ts), from the row of the
+ * steps `from` names: `payload` (jsonb) and `ownerId` are expressions over that row, which the statement
+ * built (the record the event reports is only known there); what they hold is EventPayloads'
+ * `topic`, as eventRecord's. No row in `from`, no event. A CTE body: `wakeRelaysAfter` wakes the relays.
+ */
+export function eventRecordFrom(
+  topic: EventTopic,
+  payload: RawBuilder<unknown>,
+  ownerId: RawBuilder<number | null>,
+  from: RawBuilder<unknown>,
+): RawBuilder<unknown> {
+  return sql`insert into outbox (topic, payload, owner_id) select ${topic}::text, ${payload}, ${ownerId} from ${from} returning id`
 }
 
-/** Records the event and wakes the relays on commit, in one statement (one round trip fewer per write). */
+/**
+ * The select that ends a statement whose CTE `recorded` is an eventRecord: the relays wake on
+ * commit. The channel is a constant, written into the text: the select binds no value.
+ */
+export function wakeRelaysAfter(recorded: string): RawBuilder<unknown> {
+  return sql`select pg_notify(${sql.lit(OUTBOX_CHANNEL)}, '') as notified from ${sql.ref(recorded)}`
+}
+
+/**
+ * Records the event and wakes the relays on commit, in one statement (one round trip fewer per
+ * write); with `outcome` (a keyed write's stored outcome, src/db/write.ts's outcomeOf), that too.
+ */
 export async function recordEvent<Topic extends EventTopic>(
   trx: Executor,
   topic: Topic,
   payload: EventPayloads[Topic],
   ownerId: number | null,
+  outcome?: RawBuilder<unknown>,
 ): Promise<void> {
-  await sql`with recorded as (${eventRecord(topic, payload, ownerId)}) ${wakeRelaysAfter('recorded')}`.execute(trx)
+  await sql`with recorded as (${eventRecord(topic, payload, ownerId)})${outcome ? sql`, stored_outcome as (${outcome})` : sql``}
+  ${wakeRelaysAfter('recorded')}`.execute(trx)
 }
 
 /** The advisory lock that makes one relay at a time. */

@@ -1,22 +1,20 @@
 /**
  * The rules of articles and comments (decisions §2-§3, §11): any valid token reads them; writing
  * needs articles:write; an article is changed or deleted by its author or an admin. Creations
- * record their outbox event in the same transaction.
+ * record their outbox event in the same statement (decisions §7, "A write in one statement").
  */
 import type { Caller } from '../../auth/caller.ts'
 import { authorize, requireOwnerOrAdmin } from '../../auth/policy.ts'
 import type { ServiceOperation } from '../../generated/required-scopes.ts'
-import { recordEvent } from '../../db/repositories/outbox.ts'
 import type { ArticleRow, CommentRow } from '../../db/schema.ts'
 import type { Executor } from '../../db/executor.ts'
-import { runWrite, type WriteOptions, type Written } from '../../db/write.ts'
+import { compileStatementWrite, runWrite, type WriteOptions, type Written } from '../../db/write.ts'
 import { notFound, unprocessable } from '../../errors.ts'
 import type { Article, Comment } from '../../contract/contract-types.ts'
 import { cutPage, type PageCursors, sortKeyOf, startOfPage } from '../../pagination/keyset-page.ts'
 import type { Page } from '../../pagination/page.ts'
 import { groupOldestFirst } from '../../pagination/per-parent.ts'
 import type { ServiceDependencies } from '../service-dependencies.ts'
-import { userExists } from '../users/users.repository.ts'
 import { cacheReferences } from '../../cache-references.ts'
 import * as repository from './articles.repository.ts'
 
@@ -48,11 +46,32 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
     return row
   }
 
-  async function requireAuthorExists(executor: Executor, caller: Caller): Promise<void> {
-    if (!(await userExists(executor, caller.userId))) {
-      throw unprocessable('UNKNOWN_USER', `The token's subject, user ${caller.userId}, does not exist.`)
-    }
-  }
+  /** The refusal of a write by an author who is no user (the token's subject, since deleted or never one). */
+  const unknownAuthor = (authorId: number) => unprocessable('UNKNOWN_USER', `The token's subject, user ${authorId}, does not exist.`)
+
+  /** A new article, in one statement: refused when its author is no user. */
+  const createArticle = compileStatementWrite<repository.NewArticle, repository.NewArticleRow, Article>(
+    db,
+    {
+      ...repository.newArticleStatement,
+      refusalOf: (row, article) => (row.author_exists ? undefined : unknownAuthor(article.authorId)),
+      afterCommit: () => invalidate([cacheReferences.articles]),
+    },
+    'creation',
+  )
+
+  /** A new comment, in one statement: refused when its article does not exist (404), then when its author is no user. */
+  const addComment = compileStatementWrite<repository.NewComment, repository.NewCommentRow, Comment>(
+    db,
+    {
+      ...repository.newCommentStatement,
+      refusalOf(row, comment) {
+        if (!row.article_exists) return notFound(`Article ${comment.articleId}`)
+        return row.author_exists ? undefined : unknownAuthor(comment.authorId)
+      },
+    },
+    'creation',
+  )
 
   const commentCursor = (comment: Comment) =>
     cursors.encode({
@@ -106,22 +125,7 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
     async create(caller: Caller, input: { title: string; body: string }, options: WriteOptions = {}): Promise<Written<Article>> {
       commands.check('ArticleCreate', input)
       authorize(caller, 'createArticle')
-      return runWrite(
-        db,
-        options.idempotency,
-        {
-          check: (trx) => requireAuthorExists(trx, caller),
-          async write({ trx, afterCommit }) {
-            const row = await repository.insertArticle(trx, { authorId: caller.userId, title: input.title, body: input.body })
-            const article = toArticle(row)
-            // The event log serves the article as it was created (src/modules/events).
-            await recordEvent(trx, 'article.created', { articleId: row.id, authorId: row.author_id, article }, null)
-            afterCommit(() => invalidate([cacheReferences.articles]))
-            return article
-          },
-        },
-        'creation',
-      )
+      return createArticle(options.idempotency, { authorId: caller.userId, title: input.title, body: input.body })
     },
 
     /** PUT (both fields) and PATCH (either): by the author or an admin. */
@@ -178,23 +182,7 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
     async addComment(caller: Caller, articleId: number, input: { body: string }, options: WriteOptions = {}): Promise<Written<Comment>> {
       commands.check('CommentCreate', input)
       authorize(caller, 'createArticleComment')
-      return runWrite(
-        db,
-        options.idempotency,
-        {
-          async check(trx) {
-            if (!(await repository.findArticle(trx, articleId))) throw notFound(`Article ${articleId}`)
-            await requireAuthorExists(trx, caller)
-          },
-          async write({ trx }) {
-            const row = await repository.insertComment(trx, { articleId, authorId: caller.userId, body: input.body })
-            const comment = toComment(row)
-            await recordEvent(trx, 'comment.added', { commentId: row.id, articleId, authorId: row.author_id, comment }, null)
-            return comment
-          },
-        },
-        'creation',
-      )
+      return addComment(options.idempotency, { articleId, authorId: caller.userId, body: input.body })
     },
 
     /** Batch lookups for GraphQL loaders: any valid token reads articles, as with `get`. */

@@ -5,13 +5,14 @@ import type { Order, OrderItem, OrderStatus } from '../../contract/contract-type
 import type { JsonText } from '../../db/json-text.ts'
 import { afterPosition, orderColumns } from '../../db/keyset.ts'
 import type { Executor } from '../../db/executor.ts'
+import type { StatementSteps } from '../../db/write.ts'
 import { nextUpdatedAt } from '../../db/updated-at.ts'
-import type { PricedItem } from './order-pricing.ts'
+import { MAX_ORDER_TOTAL, type PricedItem } from './order-pricing.ts'
 import { anyInteger, anyText } from '../../db/any-of.ts'
 import { compiledByShape, compiledStatement } from '../../db/compiled-statement.ts'
 import { rowsPerParent } from '../../db/rows-per-parent.ts'
 import { countedRows, countedRowsValues, type PageRow, pageWithTotal, rowsAndTotal } from '../../db/row-counts.ts'
-import { wakeRelaysAfter } from '../../db/repositories/outbox.ts'
+import { eventRecordFrom, wakeRelaysAfter } from '../../db/repositories/outbox.ts'
 import { isoTimestamp } from '../../db/iso-timestamp.ts'
 import { type UserRelations, type UserWithRelatedRow, userWithRelatedOf } from '../users/users.repository.ts'
 
@@ -354,68 +355,83 @@ export async function findProductPrices(db: Executor, skus: readonly string[]): 
   return new Map(rows.map((row) => [row.sku, row.price]))
 }
 
-/** What creating an order reads before it writes (buyerAndPricesOfNewOrder). */
-export interface NewOrderFacts {
-  buyerExists: boolean
-  /** The price of each sku the order names; a sku no product has is absent. */
-  prices: Map<string, number>
-  /** The new order's id, taken from its sequence (a refused order leaves a gap, as a rolled-back insert does). */
-  id: number
-  /** The new order's creation time: the transaction's, at the column's millisecond precision. */
-  createdAt: Date
+/** What a new order is made of: its buyer and the items asked for. */
+export interface NewOrder {
+  userId: number
+  items: ReadonlyArray<{ sku: string; qty: number }>
 }
 
 /**
- * What creating an order needs to know, in one statement, its text written once (the create's hot
- * path builds no query): whether its buyer exists, the price of each sku (duplicates read once),
- * and the id and time the order will have. Knowing those before the insert, the service builds
- * the order, its event and its stored outcome first, and one statement writes them all.
+ * What the new order's statement answers besides the order: what explains a refusal. `prices`,
+ * only when nothing was written, has the price of each sku some product has (a sku no product has
+ * is absent).
  */
-const buyerAndPrices = compiledStatement<{
+export interface NewOrderRow {
   buyer_exists: boolean
-  prices: Array<{ sku: string; price: number }>
-  id: number
-  created_at: Date
-}>(
-  `select exists (select from users where id = $1) as buyer_exists,
-  (select coalesce(json_agg(json_build_object('sku', p.sku, 'price', p.price)), '[]'::json)
-   from products as p where p.sku = any($2::text[])) as prices,
-  nextval(pg_get_serial_sequence('orders', 'id'))::int as id, now()::timestamptz(3) as created_at`,
-)
-
-export async function buyerAndPricesOfNewOrder(db: Executor, userId: number, skus: readonly string[]): Promise<NewOrderFacts> {
-  const [row] = await buyerAndPrices(db, [userId, [...new Set(skus)]])
-  if (!row) throw new Error('the buyer and prices statement returned no row')
-  return {
-    buyerExists: row.buyer_exists,
-    prices: new Map(row.prices.map((product) => [product.sku, product.price])),
-    id: row.id,
-    createdAt: row.created_at,
-  }
+  prices: Array<{ sku: string; price: number }> | null
 }
 
 /**
- * A new order in one statement: the order with the id and time buyerAndPricesOfNewOrder gave it,
- * its items (as three arrays), its event (an eventRecord) and, for a keyed create, its stored
- * outcome (the write scope's outcomeOf); the relays are woken on commit.
+ * A new order in one statement (src/db/write.ts, StatementWork): the buyer's check and the items
+ * priced from the catalogue (each sku read once per item, duplicates alike); `checked`, the new
+ * order's id (its sequence) and time with its total, only when `proceeds`, the buyer exists, every
+ * sku has a product and the total is at most MAX_ORDER_TOTAL (order-pricing.ts: refused there
+ * alike, in the same words); `written`, the order as the API shows it; then the order, its items
+ * and its `order.created` event made from it, the relays woken when the event was recorded.
+ * Positions are the items' sequence, from 0. The text never changes (compiled once).
  */
-export async function insertNewOrder(
-  db: Executor,
-  order: Pick<OrderRow, 'id' | 'user_id' | 'total' | 'created_at'>,
-  items: readonly PricedItem[],
-  records: { event: RawBuilder<unknown>; outcome: RawBuilder<unknown> | undefined },
-): Promise<void> {
-  await sql`
-  with inserted as (
+export const newOrderStatement: StatementSteps<NewOrder> = {
+  steps: (order, proceeds) => sql`new_order as (
+    select ${order.userId}::int as user_id, ${MAX_ORDER_TOTAL}::bigint as max_total
+  ), buyer as (
+    select exists (select from users, new_order where users.id = new_order.user_id) as known
+  ), requested as (
+    select item.sku, item.qty, (item.n - 1)::int as position
+    from unnest(${order.items.map((item) => item.sku)}::text[], ${order.items.map((item) => item.qty)}::int[])
+      with ordinality as item(sku, qty, n)
+  ), priced as (
+    select requested.position, requested.sku, requested.qty, products.price as unit_price
+    from requested join products on products.sku = requested.sku
+  ), checked as materialized (
+    select nextval(pg_get_serial_sequence('orders', 'id'))::int as id, now()::timestamptz(3) as created_at, pricing.total
+    from new_order, buyer,
+      (select coalesce(sum(priced.qty::bigint * priced.unit_price), 0)::bigint as total, count(*) as known from priced) as pricing
+    where ${proceeds} and buyer.known and pricing.known = (select count(*) from requested) and pricing.total <= new_order.max_total
+  ), written as (
+    select checked.id, checked.created_at, checked.total, jsonb_build_object('id', checked.id, 'status', 'pending',
+      'total', checked.total,
+      'items', (select jsonb_agg(jsonb_build_object('sku', priced.sku, 'qty', priced.qty, 'unit_price', priced.unit_price)
+        order by priced.position) from priced),
+      'user_id', new_order.user_id, 'created_at', ${isoTimestamp(sql.ref('checked.created_at'))},
+      'updated_at', ${isoTimestamp(sql.ref('checked.created_at'))}) as value
+    from checked, new_order
+  ), inserted as (
     insert into orders (id, user_id, status, total, created_at, updated_at)
-    values (${order.id}, ${order.user_id}, 'pending', ${order.total}, ${order.created_at}, ${order.created_at}) returning id
+    select written.id, new_order.user_id, 'pending', written.total, written.created_at, written.created_at from written, new_order
   ), inserted_items as (
     insert into order_items (order_id, position, sku, qty, unit_price)
-    select inserted.id, item.ordinality - 1, item.sku, item.qty, item.unit_price
-    from inserted, unnest(${items.map((item) => item.sku)}::text[], ${items.map((item) => item.qty)}::int[],
-      ${items.map((item) => item.unit_price)}::int[]) with ordinality as item(sku, qty, unit_price, ordinality)
-  ), recorded as (${records.event})${records.outcome ? sql`, stored_outcome as (${records.outcome})` : sql``}
-  ${wakeRelaysAfter('recorded')}`.execute(db)
+    select written.id, priced.position, priced.sku, priced.qty, priced.unit_price from written, priced
+  ), recorded as (
+    ${eventRecordFrom(
+      'order.created',
+      // The event carries the order as it was created, not as a subscriber later finds it.
+      sql`jsonb_build_object('orderId', written.id, 'userId', new_order.user_id, 'order', written.value)`,
+      sql<number>`new_order.user_id`,
+      sql`written, new_order`,
+    )}
+  )`,
+  result: 'written',
+  columns: sql`(select buyer.known from buyer) as buyer_exists,
+    (select jsonb_agg(jsonb_build_object('sku', priced.sku, 'price', priced.unit_price)) from priced
+      where not exists (select from written)) as prices,
+    (${wakeRelaysAfter('recorded')}) as notified`,
+  parametersOf: (order) => [
+    order.userId,
+    MAX_ORDER_TOTAL,
+    order.items.map((item) => item.sku),
+    order.items.map((item) => item.qty),
+    'order.created',
+  ],
 }
 
 export async function replaceOrderItems(db: Executor, orderId: number, items: readonly PricedItem[]): Promise<OrderItemRow[]> {

@@ -7,10 +7,10 @@ import type { Caller } from '../../auth/caller.ts'
 import type { ServiceOperation } from '../../generated/required-scopes.ts'
 import { authorize, isOwnerOrAdmin, permits, requireOwnerOrAdmin } from '../../auth/policy.ts'
 import type { OrderItemRow, OrderRow } from '../../db/schema.ts'
-import { eventRecord, recordEvent } from '../../db/repositories/outbox.ts'
+import { recordEvent } from '../../db/repositories/outbox.ts'
 import type { Executor } from '../../db/executor.ts'
 import type { JsonText } from '../../db/json-text.ts'
-import { runWrite, type WriteOptions, type Written } from '../../db/write.ts'
+import { compileStatementWrite, runWrite, type WriteOptions, type Written } from '../../db/write.ts'
 import { ApiError, conflict, forbidden, notFound, unprocessable } from '../../errors.ts'
 import type { Order, OrderItem, OrderStatus } from '../../contract/contract-types.ts'
 import { type CutPage, cutPage, type PageCursors, sortKeyOf, startOfPage } from '../../pagination/keyset-page.ts'
@@ -20,7 +20,7 @@ import type { ServiceDependencies } from '../service-dependencies.ts'
 import { userExists } from '../users/users.repository.ts'
 import { mayReadUser, requireUserReadable, toUserWithRelated, type UserWithRelated } from '../users/users.service.ts'
 import type { UserRelations } from '../users/users.repository.ts'
-import { priceItems, type RequestedItem } from './order-pricing.ts'
+import { MAX_ORDER_TOTAL, type PricingResult, priceItems, type RequestedItem } from './order-pricing.ts'
 import * as repository from './orders.repository.ts'
 
 export const ORDER_SORT_FIELDS = ['created_at', 'total', 'id'] as const
@@ -184,20 +184,43 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
   /** The items priced from the catalogue's `prices`, or the 422 that says why they cannot be. */
   function pricedAt(items: readonly RequestedItem[], prices: ReadonlyMap<string, number>) {
     const result = priceItems(items, prices)
-    if (result.ok) return result
-    if (result.reason === 'unknown_sku') {
-      throw unprocessable(
+    if (!result.ok) throw pricingRefusal(items, result)
+    return result
+  }
+
+  /** Why `items` cannot be priced: a sku no product has, or a total too large (422). */
+  function pricingRefusal(items: readonly RequestedItem[], refused: Extract<PricingResult, { ok: false }>): ApiError {
+    if (refused.reason === 'unknown_sku') {
+      return unprocessable(
         'UNKNOWN_SKU',
-        `No product has the sku ${result.skus.map((sku) => `"${sku}"`).join(', ')}.`,
+        `No product has the sku ${refused.skus.map((sku) => `"${sku}"`).join(', ')}.`,
         items.flatMap((item, index) =>
-          result.skus.includes(item.sku)
+          refused.skus.includes(item.sku)
             ? [{ in: 'body' as const, name: `/items/${index}/sku`, message: `no product has sku "${item.sku}"` }]
             : [],
         ),
       )
     }
-    throw unprocessable('ORDER_TOTAL_TOO_LARGE', `The order total ${result.total} exceeds the maximum of 2147483647 minor units.`)
+    return unprocessable('ORDER_TOTAL_TOO_LARGE', `The order total ${refused.total} exceeds the maximum of ${MAX_ORDER_TOTAL} minor units.`)
   }
+
+  /**
+   * A new order, in one statement (repository.newOrderStatement); its refusals are the checks'
+   * rules, named here from what the statement read: an unknown buyer, then pricing's (priceItems
+   * refuses what the statement's checks refused).
+   */
+  const createOrder = compileStatementWrite<repository.NewOrder, repository.NewOrderRow, Order>(
+    db,
+    {
+      ...repository.newOrderStatement,
+      refusalOf(row, order) {
+        if (!row.buyer_exists) return unprocessable('UNKNOWN_USER', `The token's subject, user ${order.userId}, does not exist.`)
+        const pricing = priceItems(order.items, new Map((row.prices ?? []).map((product) => [product.sku, product.price])))
+        return pricing.ok ? undefined : pricingRefusal(order.items, pricing)
+      },
+    },
+    'creation',
+  )
 
   /**
    * Where a list request starts, and the filter it runs with: without admin, a caller only ever
@@ -343,44 +366,8 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
     async create(caller: Caller, input: { items: readonly RequestedItem[] }, options: WriteOptions = {}): Promise<Written<Order>> {
       commands.check('OrderCreate', input)
       authorize(caller, 'createOrder')
-      // Every refusal comes from the checks, before the first change: a keyed create needs no savepoint.
-      return runWrite(
-        db,
-        options.idempotency,
-        {
-          // One statement reads what the checks need, and the new order's id and time…
-          async check(trx) {
-            const facts = await repository.buyerAndPricesOfNewOrder(
-              trx,
-              caller.userId,
-              input.items.map((item) => item.sku),
-            )
-            if (!facts.buyerExists) {
-              throw unprocessable('UNKNOWN_USER', `The token's subject, user ${caller.userId}, does not exist.`)
-            }
-            return { ...pricedAt(input.items, facts.prices), id: facts.id, createdAt: facts.createdAt }
-          },
-          // …and one writes the order with its items, its event and a keyed create's outcome.
-          async write({ trx, outcomeOf }, pricing) {
-            const row: OrderRow = {
-              id: pricing.id,
-              user_id: caller.userId,
-              status: 'pending',
-              total: pricing.total,
-              created_at: pricing.createdAt,
-              updated_at: pricing.createdAt,
-            }
-            const order = toOrder(row, pricing.items)
-            await repository.insertNewOrder(trx, row, pricing.items, {
-              // The event carries the order as it was created, not as a subscriber later finds it.
-              event: eventRecord('order.created', { orderId: row.id, userId: row.user_id, order }, row.user_id),
-              outcome: outcomeOf(order),
-            })
-            return order
-          },
-        },
-        'creation',
-      )
+      // One statement: the key's claim, the checks, the order with its items, its event and a keyed create's outcome.
+      return createOrder(options.idempotency, { userId: caller.userId, items: input.items })
     },
 
     /** PUT and PATCH: an order's items can change while it is pending, and only then. */
@@ -432,9 +419,10 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
           }
           return { row, current: current! }
         },
-        async write({ trx }, { row, current }) {
+        async write({ trx, outcomeOf }, { row, current }) {
           const updated = await repository.updateOrder(trx, id, { status: to })
           const order = { ...current, status: updated.status, updated_at: updated.updated_at.toISOString() }
+          // The event and a keyed action's outcome in one statement.
           await recordEvent(
             trx,
             'order.status_changed',
@@ -447,6 +435,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
               order,
             },
             row.user_id,
+            outcomeOf(order),
           )
           return order
         },

@@ -2,6 +2,8 @@
 import { sql } from 'kysely'
 import type { ProductRow } from '../../db/schema.ts'
 import type { Executor } from '../../db/executor.ts'
+import type { StatementSteps } from '../../db/write.ts'
+import type { Product } from '../../contract/contract-types.ts'
 import { anyText } from '../../db/any-of.ts'
 import { pageByUniqueColumn } from '../../db/keyset.ts'
 import { countedRows, readPage } from '../../db/row-counts.ts'
@@ -21,12 +23,19 @@ export async function findProductsBySkus(db: Executor, skus: readonly string[]):
   return db.selectFrom('products').selectAll().where('sku', '=', anyText(skus)).execute()
 }
 
-/** Inserts unless the sku is taken; undefined means it was. */
-export async function insertProduct(db: Executor, product: { sku: string; name: string; price: number }): Promise<ProductRow | undefined> {
-  return db
-    .insertInto('products')
-    .values(product)
-    .onConflict((conflict) => conflict.column('sku').doNothing())
-    .returningAll()
-    .executeTakeFirst()
+/**
+ * A new product in one statement (src/db/write.ts, StatementWork): inserted when `proceeds` unless
+ * its sku is taken, found by the insert itself (`on conflict do nothing`, so a racing create is
+ * refused too, and a refused insert changed nothing); `written`, the product as the API shows it.
+ * No row: the sku was taken.
+ */
+export const newProductStatement: StatementSteps<Product> = {
+  steps: (product, proceeds) => sql`inserted as (
+    insert into products (sku, name, price) select ${product.sku}::text, ${product.name}::text, ${product.price}::int where ${proceeds}
+    on conflict (sku) do nothing returning sku, name, price
+  ), written as (
+    select jsonb_build_object('sku', inserted.sku, 'name', inserted.name, 'price', inserted.price) as value from inserted
+  )`,
+  result: 'written',
+  parametersOf: (product) => [product.sku, product.name, product.price],
 }

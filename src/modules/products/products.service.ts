@@ -2,7 +2,7 @@
 import type { Caller } from '../../auth/caller.ts'
 import { authorize } from '../../auth/policy.ts'
 import type { ProductRow } from '../../db/schema.ts'
-import { runWrite, type WriteOptions, type Written } from '../../db/write.ts'
+import { compileStatementWrite, type WriteOptions, type Written } from '../../db/write.ts'
 import { conflict } from '../../errors.ts'
 import type { Product } from '../../contract/contract-types.ts'
 import { cutPage } from '../../pagination/keyset-page.ts'
@@ -16,6 +16,16 @@ export function toProduct(row: ProductRow): Product {
 }
 
 export function createProductsService({ db, cursors, commands, invalidate }: ServiceDependencies) {
+  /** A new product, in one statement; the one refusal is a taken sku (found by the insert itself). */
+  const createProduct = compileStatementWrite<Product, object, Product>(
+    db,
+    {
+      ...repository.newProductStatement,
+      refusalOf: (_row, product) => conflict('PRODUCT_EXISTS', `A product with sku "${product.sku}" already exists.`),
+      afterCommit: () => invalidate([cacheReferences.products]),
+    },
+    'creation',
+  )
   return {
     /**
      * A page of products, and when asked every product's count in the same statement (envelope A's
@@ -40,25 +50,7 @@ export function createProductsService({ db, cursors, commands, invalidate }: Ser
     ): Promise<Written<Product>> {
       commands.check('ProductCreate', input)
       authorize(caller, 'createProduct')
-      return runWrite(
-        db,
-        options.idempotency,
-        {
-          // The insert is the check: a taken sku is found by the insert itself (`on conflict do
-          // nothing`, so a race with another create is refused too), and a refused insert changed
-          // nothing, so the refusal still comes before the first change (decisions §7).
-          async check(trx) {
-            const row = await repository.insertProduct(trx, input)
-            if (!row) throw conflict('PRODUCT_EXISTS', `A product with sku "${input.sku}" already exists.`)
-            return row
-          },
-          async write({ afterCommit }, row) {
-            afterCommit(() => invalidate([cacheReferences.products]))
-            return toProduct(row)
-          },
-        },
-        'creation',
-      )
+      return createProduct(options.idempotency, { sku: input.sku, name: input.name, price: input.price })
     },
 
     /** A product's position in the catalog (ordered by sku). */

@@ -2,6 +2,7 @@
 import { type Expression, type RawBuilder, sql } from 'kysely'
 import type { CompanyRow, UserRow } from '../../db/schema.ts'
 import type { Executor } from '../../db/executor.ts'
+import type { StatementSteps } from '../../db/write.ts'
 import { anyInteger } from '../../db/any-of.ts'
 import { isoTimestamp } from '../../db/iso-timestamp.ts'
 import { pageByUniqueColumn } from '../../db/keyset.ts'
@@ -83,10 +84,34 @@ export async function findCompaniesByIds(db: Executor, ids: readonly number[]): 
   return db.selectFrom('companies').selectAll().where('id', '=', anyInteger(ids)).execute()
 }
 
-export async function companyExists(db: Executor, id: number): Promise<boolean> {
-  return (await db.selectFrom('companies').select('id').where('id', '=', id).executeTakeFirst()) !== undefined
+/** What a new user is made of. */
+export interface NewUser {
+  name: string
+  companyId: number | null
 }
 
-export async function insertUser(db: Executor, user: { name: string; companyId: number | null }): Promise<UserRow> {
-  return db.insertInto('users').values({ name: user.name, company_id: user.companyId }).returningAll().executeTakeFirstOrThrow()
+/** What the new user's statement answers besides the user: whether its company exists (or none was named). */
+export interface NewUserRow {
+  company_known: boolean
+}
+
+/**
+ * A new user in one statement (src/db/write.ts, StatementWork): inserted when `proceeds` and its
+ * company, if it names one, exists; `written`, the user as the API shows it.
+ */
+export const newUserStatement: StatementSteps<NewUser> = {
+  steps: (user, proceeds) => sql`new_user as (
+    select ${user.name}::text as name, ${user.companyId}::int as company_id
+  ), company as (
+    select new_user.company_id is null or exists (select from companies where companies.id = new_user.company_id) as known from new_user
+  ), inserted as (
+    insert into users (name, company_id) select new_user.name, new_user.company_id from new_user, company where ${proceeds} and company.known
+    returning id, name, company_id, created_at
+  ), written as (
+    select jsonb_build_object('id', inserted.id, 'name', inserted.name, 'company_id', inserted.company_id,
+      'created_at', ${isoTimestamp(sql.ref('inserted.created_at'))}) as value from inserted
+  )`,
+  result: 'written',
+  columns: sql`(select company.known from company) as company_known`,
+  parametersOf: (user) => [user.name, user.companyId],
 }

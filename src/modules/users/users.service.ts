@@ -5,7 +5,7 @@
 import type { Caller } from '../../auth/caller.ts'
 import { authorize, isOwnerOrAdmin, requireOwnerOrAdmin } from '../../auth/policy.ts'
 import type { CompanyRow, UserRow } from '../../db/schema.ts'
-import { runWrite, type WriteOptions, type Written } from '../../db/write.ts'
+import { compileStatementWrite, type WriteOptions, type Written } from '../../db/write.ts'
 import { ApiError, notFound, unprocessable } from '../../errors.ts'
 import type { User } from '../../contract/contract-types.ts'
 import { cutPage } from '../../pagination/keyset-page.ts'
@@ -78,6 +78,20 @@ export function toCompany(row: CompanyRow): Company {
 }
 
 export function createUsersService({ db, cursors, commands }: Pick<ServiceDependencies, 'db' | 'cursors' | 'commands'>) {
+  /** A new user, in one statement; the one refusal is a company that does not exist. */
+  const createUser = compileStatementWrite<repository.NewUser, repository.NewUserRow, User>(
+    db,
+    {
+      ...repository.newUserStatement,
+      refusalOf: (row, user) =>
+        row.company_known || user.companyId === null
+          ? undefined
+          : unprocessable('UNKNOWN_COMPANY', `Company ${user.companyId} does not exist.`, [
+              { in: 'body', name: '/company_id', message: `no company has id ${user.companyId}` },
+            ]),
+    },
+    'creation',
+  )
   return {
     /** A user, with the relations asked for read in the same statement. */
     async get(caller: Caller, id: number, relations: repository.UserRelations = {}): Promise<UserWithRelated> {
@@ -137,23 +151,7 @@ export function createUsersService({ db, cursors, commands }: Pick<ServiceDepend
     ): Promise<Written<User>> {
       commands.check('UserCreate', input)
       authorize(caller, 'createUser')
-      return runWrite(
-        db,
-        options.idempotency,
-        {
-          async check(trx) {
-            const companyId = input.company_id ?? null
-            if (companyId !== null && !(await repository.companyExists(trx, companyId))) {
-              throw unprocessable('UNKNOWN_COMPANY', `Company ${companyId} does not exist.`, [
-                { in: 'body', name: '/company_id', message: `no company has id ${companyId}` },
-              ])
-            }
-            return companyId
-          },
-          write: async ({ trx }, companyId) => toUser(await repository.insertUser(trx, { name: input.name, companyId })),
-        },
-        'creation',
-      )
+      return createUser(options.idempotency, { name: input.name, companyId: input.company_id ?? null })
     },
 
     /** A user's position in the users list (ordered by id). */
