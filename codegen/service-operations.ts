@@ -20,9 +20,9 @@ export interface ServedOperations {
 export const serviceOperations = {
   // Orders (src/modules/orders): reading needs what getOrder needs, GraphQL's node(id:) and the event
   // log included; listOrderItems reads the order first.
-  getOrder: { rest: ['getOrder', 'getOrderSparse', 'listOrderItems', 'listOrderItemsSparse'], graphql: ['Query.order'] },
-  listOrders: { rest: ['listOrders', 'listOrdersSparse'], graphql: ['Query.orders', 'Query.ordersConnection'] },
-  listUserOrders: { rest: ['listUserOrders', 'listUserOrdersSparse'], graphql: ['User.orders'] },
+  getOrder: { rest: ['getOrder', 'listOrderItems'], graphql: ['Query.order'] },
+  listOrders: { rest: ['listOrders'], graphql: ['Query.orders', 'Query.ordersConnection'] },
+  listUserOrders: { rest: ['listUserOrders'], graphql: ['User.orders'] },
   createOrder: { rest: ['createOrder'], graphql: ['Mutation.createOrder'] },
   updateOrder: { rest: ['replaceOrder', 'updateOrder'], graphql: ['Mutation.updateOrder'] },
   payOrder: { rest: ['payOrder'], graphql: ['Mutation.payOrder'] },
@@ -39,8 +39,8 @@ export const serviceOperations = {
   deleteArticle: { rest: ['deleteArticle'], graphql: ['Mutation.deleteArticle'] },
   createArticleComment: { rest: ['createArticleComment'], graphql: ['Mutation.addComment'] },
   // Users (src/modules/users).
-  getUser: { rest: ['getUser', 'getUserSparse'], graphql: ['Query.user', 'Query.me'] },
-  listUsers: { rest: ['listUsers', 'listUsersSparse'], graphql: ['Query.users', 'Query.usersConnection'] },
+  getUser: { rest: ['getUser'], graphql: ['Query.user', 'Query.me'] },
+  listUsers: { rest: ['listUsers'], graphql: ['Query.users', 'Query.usersConnection'] },
   createUser: { rest: ['createUser'], graphql: ['Mutation.createUser'] },
   // Products (src/modules/products).
   listProducts: { rest: ['listProducts'], graphql: ['Query.products', 'Query.productsConnection'] },

@@ -41,6 +41,7 @@ import { createServices } from './services.ts'
 import { createCacheInvalidator } from './graphql/cache.ts'
 import { healthRoutes } from './modules/meta/health.routes.ts'
 import { apiIndexRoutes } from './modules/meta/api-index.routes.ts'
+import { rootRoutes } from './modules/meta/root.routes.ts'
 import { restHandlers } from './modules/rest-handlers.ts'
 import { graphqlResolvers } from './modules/graphql-resolvers.ts'
 import { graphqlPlugin } from './graphql/plugin.ts'
@@ -176,6 +177,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   })
   await app.register(healthRoutes)
   await app.register(apiIndexRoutes, { config, contract: contracts.openApiDocument })
+  await app.register(rootRoutes, { config })
   // Deprecation headers come from the contract the app is built from (options.contracts), once per route.
   const deprecated = deprecatedOperations(contracts.openApiDocument)
   await app.register(async (api) => registerOperations(api, restHandlers({ app: api, config, served }), deprecated))

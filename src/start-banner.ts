@@ -4,6 +4,7 @@
  * the JSON log a log shipper reads.
  */
 import type { AppConfig } from './config.ts'
+import { frontDoorLine, frontDoorRows } from './modules/meta/front-door.ts'
 
 /** A URL with its password replaced, fit to print. */
 function withoutPassword(raw: string): string {
@@ -35,15 +36,9 @@ export function startBanner(
   address: string,
 ): string {
   const base = config.publicUrl ?? address.replace(/\/\/(0\.0\.0\.0|\[::\])(?=:|$)/, '//localhost')
-  const ws = base.replace(/^http/, 'ws')
   const rows: Array<[string, string]> = [
-    ['REST API', `${base}/api/v1`],
-    ['Docs', `${base}/docs`],
-    ...(config.nodeEnv === 'production' ? [] : ([['GraphiQL', `${base}/graphiql`]] as Array<[string, string]>)),
-    ['GraphQL', `${base}/graphql  (subscriptions: ${ws}/graphql)`],
-    ['MCP', `${base}/mcp  (agents: docs/agents.md)`],
-    ['Contract', `${base}/api/v1/openapi.json, ${base}/api/v1/openapi.yaml`],
-    ['Health', `${base}/healthz, ${base}/readyz`],
+    // The same entry points the root URL answers with (modules/meta/front-door.ts).
+    ...frontDoorRows(base, config.nodeEnv).map((row): [string, string] => [row.label, frontDoorLine(row)]),
     ['Database', describeDatabase(config)],
     ['Redis', config.redisUrl ? withoutPassword(config.redisUrl) : 'none (limits and cache per instance)'],
   ]

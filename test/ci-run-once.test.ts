@@ -2,7 +2,8 @@
 /**
  * .ci/run leaves the files marked "Runs once in CI" out of its PostgreSQL run. The mark must be true:
  * a file that says it reads no database imports nothing that opens one and never names
- * DATABASE_URL; one that says its server runs on an in-memory PGlite sets that itself.
+ * DATABASE_URL; one that says its server runs on an in-memory PGlite sets that itself; one that
+ * starts a copy on an embedded PGlite of its own gives it an environment without DATABASE_URL.
  */
 import t from 'tap'
 import { readdirSync, readFileSync } from 'node:fs'
@@ -35,6 +36,11 @@ for (const file of marked) {
   if (firstLine.includes('reads no database')) {
     t.notMatch(source, OPENS_A_DATABASE, `${name} reads no database: it imports nothing that opens one`)
     t.notMatch(source, /DATABASE_URL/, `${name} reads no database: it never names DATABASE_URL`)
+  } else if (firstLine.includes('embedded PGlite of its own')) {
+    // A copy of the project started as a newcomer starts it: an environment built from nothing, so
+    // no DATABASE_URL of the run's reaches it.
+    t.notMatch(source, /\.\.\.process\.env\b/, `${name} starts its server in an environment of its own`)
+    t.notMatch(source.slice(firstLine.length), /DATABASE_URL/, `${name} never sets DATABASE_URL`)
   } else {
     t.match(firstLine, /in-memory PGlite/, `${name} says why it runs once`)
     t.match(source, /DATABASE_URL: 'memory:\/\/'/, `${name} starts its server on an in-memory PGlite itself`)

@@ -40,8 +40,8 @@ function rewriteRefs(value: unknown): unknown {
 
 const ajv = new Ajv2020({ strict: false, allErrors: true })
 addFormats(ajv)
-// No exception: a sparse fieldset (`fields=`) is described by the contract itself (the /sparse/
-// reads, each record full or its `…Sparse` part; decisions §16), so every response is checked
+// No exception: a sparse fieldset (`fields=`) is described by the contract itself (each record of a
+// read is the full record or its `…Sparse` part; decisions §16), so every response is checked
 // against exactly what openapi.yaml says for its Content-Type.
 ajv.addSchema({ ...(rewriteRefs({ components: document.components }) as Json), $id: 'contract.json' })
 

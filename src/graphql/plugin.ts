@@ -26,6 +26,7 @@ import { missesQuery, refuseMalformedRequests } from './http/request-problems.ts
 import { addGraphqlRouteHooks } from './http/route-hooks.ts'
 import { registerGraphiql } from './http/graphiql.ts'
 import { refuseNonUtf8GraphqlDocuments } from '../http/utf8-bodies.ts'
+import { asksForPage } from '../http/page-requests.ts'
 import { observeGraphql, tracedLoaders, tracedResolvers } from './observability.ts'
 import { withBatchedLoaders } from './resolving/batched-loaders.ts'
 import { boundResponses, boundSubscriptionEvents } from './limits/response-size.ts'
@@ -45,7 +46,7 @@ function refuse(request: FastifyRequest, reply: FastifyReply, error: ApiError): 
  * credential is asked for: a person who typed the URL wants the explorer (decisions §13, "Front doors").
  */
 function redirectBrowserToGraphiql(request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
-  if (request.method !== 'GET' || !request.headers.accept?.includes('text/html') || !missesQuery(request.query)) return undefined
+  if (request.method !== 'GET' || !asksForPage(request) || !missesQuery(request.query)) return undefined
   return reply.redirect('/graphiql', 302)
 }
 

@@ -5,7 +5,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Page } from '../pagination/page.ts'
 import type { JsonText } from '../db/json-text.ts'
-import { etagOf, etagOfVersion } from './etags.ts'
+import { etagOf, etagOfPart, etagOfVersion } from './etags.ts'
 import { baseUrl } from './locations.ts'
 
 const JSON_TYPE = 'application/json; charset=utf-8'
@@ -31,15 +31,17 @@ export function pick<T extends object>(record: T, fields: readonly string[] | un
 }
 
 /**
- * Sends records reduced by `fields`: the answer of a /sparse/ read (decisions §16). Its schema is
- * the full record or any part of it (a `oneOf`), which fast-json-stringify would check value by
- * value, so it is sent with JSON.stringify; its values come from the same API objects.
+ * Sends records reduced by `fields` (decisions §16), tagged as a part (etags.ts, etagOfPart): never
+ * with the full record's ETag. The route's serializer is compiled for full records only
+ * (lazy-serializers.ts), so the part is written with JSON.stringify; its values come from the same
+ * API objects.
  */
 export function sendSparse(reply: FastifyReply, body: unknown): FastifyReply {
-  return reply.type(JSON_TYPE).serializer(JSON.stringify).send(body)
+  const text = JSON.stringify(body)
+  return reply.header('etag', etagOfPart(text)).type(JSON_TYPE).send(text)
 }
 
-/** One record: with its ETag when complete, reduced and re-tagged by the payload when sparse. */
+/** One record: with its ETag when complete, reduced and tagged as a part when sparse. */
 export function sendRecord<T extends object>(reply: FastifyReply, record: T, fields?: string): FastifyReply {
   const names = parseFields(fields)
   if (names) return sendSparse(reply, pick(record, names))

@@ -36,6 +36,17 @@ export function etagOf(representation: object): string {
   return etagOfBytes(JSON.stringify(representation))
 }
 
+/**
+ * The ETag of a sparse answer (`fields=`, decisions §6 and §16): a hash of its bytes, marked as a
+ * part. The mark makes it differ from every tag of a full representation (a hash has no dot, a
+ * version tag starts with the 8-character tag of the representations), even where the part's
+ * bytes are the full record's (every field named): so an If-Match with it is refused, since the
+ * client has not seen the record it would change, and a 304 answers only the same part.
+ */
+export function etagOfPart(bytes: string): string {
+  return `"part.${digest('sha256', bytes, 'base64url').slice(0, 32)}"`
+}
+
 /** The ETag of the full representation of the record `id` at version `updatedAt` (see etagOf). */
 export function etagOfVersion(id: number, updatedAt: string): string {
   return `"${REPRESENTATIONS}.${id}.${updatedAt}"`

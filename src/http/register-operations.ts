@@ -13,8 +13,8 @@ import { unstorableTextErrors } from '../contract/validation.ts'
 import type { DeprecatedOperation } from '../contract/deprecated-operations.ts'
 
 type ParametersOf<K extends OperationId> = ContractOperations[K]['parameters']
-/** An absent part (openapi-typescript's `?: never`) as an object with no properties: one with more (a /sparse/ mirror's query, decisions §16) is one too. */
-type Part<T> = [NonNullable<T>] extends [never] ? Record<never, never> : NonNullable<T>
+/** An absent part (openapi-typescript's `?: never`) as an object with no properties. */
+type Part<T> = [NonNullable<T>] extends [never] ? Record<string, never> : NonNullable<T>
 /** Query parameters the contract gives a default: present once AJV has applied it. */
 type WithDefaults<Query, Defaulted extends PropertyKey> = Omit<Query, Defaulted> & Required<Pick<Query, Defaulted & keyof Query>>
 /** Node.js hands header names over in lower case, whatever case the contract writes them in. */
@@ -26,15 +26,11 @@ type BodyOf<RequestBody> = [NonNullable<RequestBody>] extends [never]
     ? Content[keyof Content]
     : never
 
-/** Whether the query string names `name`, whatever its value. */
-function hasQueryParameter(request: FastifyRequest, name: string): boolean {
-  const query: unknown = request.query
-  return typeof query === 'object' && query !== null && Object.hasOwn(query, name)
-}
-
 /** Whether the request carries the operation's query-string credential (`queryCredential`), when it has one. */
 function carriesQueryCredential(request: FastifyRequest, name: string | null): boolean {
-  return name !== null && request.headers.authorization === undefined && hasQueryParameter(request, name)
+  if (name === null || request.headers.authorization !== undefined) return false
+  const query: unknown = request.query
+  return typeof query === 'object' && query !== null && Object.hasOwn(query, name)
 }
 
 /** What Fastify hands an operation's handler once the contract has validated (and coerced) it. */
@@ -49,16 +45,6 @@ export type OperationHandler<K extends OperationId> = (
   request: FastifyRequest<OperationRequest<K>>,
   reply: FastifyReply<OperationRequest<K>>,
 ) => Promise<unknown>
-/**
- * A read that two operations answer: the full one (`fields` undefined) and its /sparse/ mirror
- * (decisions §16), whose request is the full one's plus `fields`.
- */
-export type SparseReadHandler<K extends OperationId> = (
-  request: FastifyRequest<OperationRequest<K>>,
-  reply: FastifyReply<OperationRequest<K>>,
-  fields: string | undefined,
-) => Promise<unknown>
-
 /** Handlers by operationId, each typed by its operation in openapi.yaml. */
 export type OperationHandlers = { [K in OperationId]?: OperationHandler<K> }
 
@@ -95,8 +81,6 @@ function registerOperation<K extends OperationId>(
   if (!handler) return
   const operation = operations[operationId]
   const accepted: readonly string[] = operation.requestMediaTypes
-  const mirrorId = operationIds.find((id) => id === `${operationId}Sparse`)
-  const sparseMirror = mirrorId === undefined ? undefined : `GET /api/v1${operations[mirrorId].path}`
   app.route<OperationRequest<K>>({
     // Only a deprecated operation gets this hook (its headers, count and log line): the others pay nothing.
     ...(deprecated ? { onRequest: app.deprecation.operationHook(deprecated) } : {}),
@@ -129,10 +113,6 @@ function registerOperation<K extends OperationId>(
       done(null, payload)
     },
     preValidation: (request: FastifyRequest, _reply: FastifyReply, done) => {
-      // A full read that has a /sparse/ mirror refuses fields= and names the mirror (decisions §16),
-      // rather than answer every field to a client that asked for some.
-      if (sparseMirror !== undefined && hasQueryParameter(request, 'fields'))
-        throw validationFailed([{ in: 'query', name: 'fields', message: `is not taken here: ${sparseMirror} answers fields=` }])
       // Text PostgreSQL cannot store is refused before anything reads it (decisions §12).
       const unstorable = [...unstorableTextErrors(request.query, 'query'), ...unstorableTextErrors(request.body, 'body')]
       if (unstorable.length > 0) throw validationFailed(unstorable)

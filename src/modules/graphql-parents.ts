@@ -15,7 +15,8 @@ export type UserParent = Listed<UserWithRelated>
 export type CompanyParent = Company
 /** An order, with the relations a plan read with it. */
 export type OrderParent = Listed<OrderWithRelated>
-export type ItemParent = OrderItem
+/** A line item, with the order it belongs to and its position there: its global id's key (node.ts). */
+export type ItemParent = OrderItem & { orderId: number; position: number }
 export type ProductParent = Product
 /** The public profile of a user. */
 export type AuthorParent = Pick<User, 'id' | 'name'>

@@ -203,7 +203,7 @@ t.test('the whole binding design, field by field', async (t) => {
     'updatedAt: DateTime!',
     'cursor: String!',
   ])
-  t.same(signatures(schema, 'Item'), ['sku: String!', 'qty: Int!', 'unitPrice: Int!', 'product: Product'])
+  t.same(signatures(schema, 'Item'), ['id: ID!', 'sku: String!', 'qty: Int!', 'unitPrice: Int!', 'product: Product'])
   t.same(signatures(schema, 'Product'), ['id: ID!', 'sku: String!', 'name: String!', 'price: Int!', 'cursor: String!'])
   t.same(signatures(schema, 'Author'), ['id: ID!', 'databaseId: Int!', 'name: String!'])
   t.same(signatures(schema, 'Article'), [
@@ -227,12 +227,12 @@ t.test('the whole binding design, field by field', async (t) => {
     'article: Article!',
     'cursor: String!',
   ])
-  // Global object identification (decisions §13). Every type with an identity is a Node; Item is not.
+  // Global object identification (decisions §13). Every type with an identity is a Node, an order's line item included.
   t.same(signatures(schema, 'Node'), ['id: ID!'])
   const node = schema.getType('Node')
   t.same(
     node && isInterfaceType(node) ? schema.getPossibleTypes(node).map((type) => type.name) : [],
-    ['User', 'Company', 'Order', 'Product', 'Author', 'Article', 'Comment'],
+    ['User', 'Company', 'Order', 'Item', 'Product', 'Author', 'Article', 'Comment'],
     'the Node types',
   )
   t.same(inputFields(schema, 'OrderItemInput'), ['sku: String!', 'qty: Int!'])

@@ -149,6 +149,48 @@ t.test('nodes: every type in order, null and errors at their index, one statemen
   t.equal(orderStatements.length, 1, 'the three orders in one statement, their items with them')
 })
 
+t.test("an order's line item is a Node: its id is its order's and its position, and node reads it through its order", async (t) => {
+  const { run } = await setup(t)
+  const item = (orderId: number, position: number) => toGlobalId('Item', { orderId, position })
+  t.same(fromGlobalId(item(3, 1)), { type: 'Item', key: { orderId: 3, position: 1 } })
+  for (const text of ['Item:3', 'Item:3:01', 'Item:03:1', 'Item:3:100', 'Item:0:1', 'Item:3:-1'])
+    t.equal(fromGlobalId(Buffer.from(text).toString('base64url')), undefined, `refused: ${text}`)
+
+  const order = await run(grace, '{ order(id: "3") { items { id sku qty } } }')
+  t.same(order.body.data, {
+    order: {
+      items: [
+        { id: item(3, 0), sku: 'KB-101', qty: 1 },
+        { id: item(3, 1), sku: 'CB-404', qty: 2 },
+      ],
+    },
+  })
+  const query = `query ($ids: [ID!]!) { nodes(ids: $ids) { __typename id ... on Item { sku qty product { name } } } }`
+  const { body, statements } = await run(grace, query, { ids: [item(3, 1), item(3, 2), item(4, 0), item(1, 0)] })
+  t.same(body.data?.nodes, [
+    { __typename: 'Item', id: item(3, 1), sku: 'CB-404', qty: 2, product: { name: 'USB-C cable' } },
+    null,
+    null,
+    { __typename: 'Item', id: item(1, 0), sku: 'MN-303', qty: 1, product: { name: '27-inch monitor' } },
+  ])
+  t.same(
+    body.errors?.map((error) => [error.path, error.extensions.code]),
+    [[['nodes', 2], 'FORBIDDEN']],
+    "past the order's last item: null; an item of another user's order: its order's FORBIDDEN",
+  )
+  t.equal(statements.filter((statement) => /from "?orders"? /.test(statement)).length, 1, 'the items of two orders: one statement')
+  const noScope = await run(graceWithoutOrders, 'query ($id: ID!) { node(id: $id) { id } }', { id: item(3, 0) })
+  t.equal(noScope.body.errors?.[0]?.extensions.code, 'FORBIDDEN', 'an item needs orders:read, as its order does')
+
+  // Replacing the items gives the line at a position new values under the same id.
+  await run(grace, 'mutation { updateOrder(id: "3", input: { items: [{ sku: "MS-202", qty: 5 }] }) { id } }')
+  const replaced = await run(grace, query, { ids: [item(3, 0), item(3, 1)] })
+  t.same(replaced.body.data?.nodes, [
+    { __typename: 'Item', id: item(3, 0), sku: 'MS-202', qty: 5, product: { name: 'Wireless mouse' } },
+    null,
+  ])
+})
+
 t.test('nodes takes at most 100 ids and costs one record per id; past the cost limit it is refused', async (t) => {
   const { run } = await setup(t)
   const ids = (count: number) => Array.from({ length: count }, (_, index) => toGlobalId('Article', index + 1))

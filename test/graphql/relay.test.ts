@@ -2,8 +2,8 @@
  * Relay works with its defaults (decisions §13). relay-compiler compiles the fragments of
  * relay-fixtures/ (`@refetchable` on Order and User, a `@connection`) against schema.graphql into a
  * temporary directory, and a relay-runtime Environment runs the compiled queries against the
- * service over real HTTP: its store, keyed by `id`, keeps User 2 and Order 2 apart, pages the
- * connection, and refetches a fragment through `node`.
+ * service over real HTTP: its store, keyed by `id`, keeps User 2 and Order 2 apart and an order's
+ * line items as records of their own, pages the connection, and refetches a fragment through `node`.
  */
 import { spawnSync } from 'node:child_process'
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
@@ -162,6 +162,13 @@ t.test('Relay compiles the fragments and its store keeps User 2 and Order 2 apar
     [3, 2, 1],
     "Grace's three orders, newest first, across two pages",
   )
+  // Line items are records of their own too (Item is a Node): the compiler selects their id, and
+  // the store keys each by it, under its order.
+  t.same(orders[0]?.items, [
+    { sku: 'KB-101', qty: 1 },
+    { sku: 'CB-404', qty: 2 },
+  ])
+  t.equal(source().get(toGlobalId('Item', { orderId: 3, position: 1 }))?.sku, 'CB-404', 'an item is keyed by its global id')
 
   // Refetch one order's fragment through node after it changed.
   const order3 = toGlobalId('Order', 3)

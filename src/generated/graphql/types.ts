@@ -361,7 +361,7 @@ export type SubscriptionCommentAddedArgs = {
   after?: InputMaybe<Scalars['ID']['input']>;
 };
 
-/** A record with an identity (Relay's Global Object Identification): its `id` is an opaque global id, unique across every type, that `node(id:)` finds again. Each also has `databaseId`, its id in the REST API (a product's REST key is its `sku`). An order's line item (`Item`) has no identity of its own and is not a Node. */
+/** A record with an identity (Relay's Global Object Identification): its `id` is an opaque global id, unique across every type, that `node(id:)` finds again. Each but `Product` and `Item` also has `databaseId`, its id in the REST API (a product's REST key is its `sku`; an order's line item is its order's `items`, at its position). */
 export type Node = {
   /** The global id: opaque, unique across every type. */
   id: Scalars['ID']['output'];
@@ -432,9 +432,11 @@ export type Order = Node & {
   cursor: Scalars['String']['output'];
 };
 
-/** A line item of an order. */
-export type Item = {
+/** A line item of an order: the line at one position of the order's items. */
+export type Item = Node & {
   __typename?: 'Item';
+  /** The line's global id: opaque, unique across every type (a Node), made from its order's id and its position in the order (the key of its row). Replacing an order's items gives the line at a position new values under the same id, as the order shows them; an item past the order's last is no longer found. A line has no `databaseId`: REST reads it as an element of its order's `items`. */
+  id: Scalars['ID']['output'];
   /** The product code. */
   sku: Scalars['String']['output'];
   /** How many, 1-1000. */
@@ -781,6 +783,7 @@ export type ResolversInterfaceTypes<_RefType extends Record<string, unknown>> = 
     | ( UserParent & { __typename: 'User' } )
     | ( CompanyParent & { __typename: 'Company' } )
     | ( OrderParent & { __typename: 'Order' } )
+    | ( ItemParent & { __typename: 'Item' } )
     | ( ProductParent & { __typename: 'Product' } )
     | ( AuthorParent & { __typename: 'Author' } )
     | ( ArticleParent & { __typename: 'Article' } )
@@ -919,7 +922,7 @@ export type SubscriptionResolvers<ContextType = MercuriusContext, ParentType ext
 };
 
 export type NodeResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['Node'] = ResolversParentTypes['Node']> = {
-  __resolveType: TypeResolveFn<'User' | 'Company' | 'Order' | 'Product' | 'Author' | 'Article' | 'Comment', ParentType, ContextType>;
+  __resolveType: TypeResolveFn<'User' | 'Company' | 'Order' | 'Item' | 'Product' | 'Author' | 'Article' | 'Comment', ParentType, ContextType>;
 };
 
 export type UserResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User']> = {
@@ -954,10 +957,12 @@ export type OrderResolvers<ContextType = MercuriusContext, ParentType extends Re
 };
 
 export type ItemResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['Item'] = ResolversParentTypes['Item']> = {
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   sku?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   qty?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   unitPrice?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   product?: Resolver<Maybe<ResolversTypes['Product']>, ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
 export type ProductResolvers<ContextType = MercuriusContext, ParentType extends ResolversParentTypes['Product'] = ResolversParentTypes['Product']> = {

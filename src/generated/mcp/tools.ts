@@ -73,6 +73,11 @@ export const restTools: RestTool[] = [
           "maxLength": 512,
           "description": "Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400."
         },
+        "fields": {
+          "type": "string",
+          "pattern": "^(id|status|total|items|user_id|created_at|updated_at)(,(id|status|total|items|user_id|created_at|updated_at))*$",
+          "description": "Comma-separated field names (sparse fieldsets): each record then carries exactly those fields; without it, every field. Allowed: id, status, total, items, user_id, created_at, updated_at."
+        },
         "If-None-Match": {
           "type": "string",
           "description": "ETags the client has, weak (`W/\"…\"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body."
@@ -112,6 +117,10 @@ export const restTools: RestTool[] = [
       },
       {
         "name": "cursor",
+        "in": "query"
+      },
+      {
+        "name": "fields",
         "in": "query"
       },
       {
@@ -219,119 +228,6 @@ export const restTools: RestTool[] = [
     "bodyMediaType": "application/json"
   },
   {
-    "name": "listOrdersSparse",
-    "title": "List orders, sparse",
-    "description": "The caller's orders (an admin sees everyone's and may filter by user_id), newest first by default, in keyset pages. Each record carries exactly the fields `fields=` names (sparse fieldsets, decisions §16): the same read as `listOrders` (/orders), with the same rules, cursors and errors.\n\nGET /api/v1/sparse/orders. Requires the scopes: orders:read (or admin).",
-    "inputSchema": {
-      "type": "object",
-      "properties": {
-        "status": {
-          "type": "string",
-          "enum": [
-            "pending",
-            "paid",
-            "cancelled",
-            "refunded"
-          ],
-          "description": "Only orders in this state."
-        },
-        "user_id": {
-          "type": "integer",
-          "format": "int32",
-          "minimum": 1,
-          "maximum": 2147483647,
-          "description": "Only this user's orders. Admin only; others get 403."
-        },
-        "sort": {
-          "type": "string",
-          "enum": [
-            "created_at",
-            "-created_at",
-            "total",
-            "-total",
-            "id",
-            "-id"
-          ],
-          "default": "-created_at",
-          "description": "A field name; a leading minus sorts descending."
-        },
-        "limit": {
-          "type": "integer",
-          "minimum": 1,
-          "maximum": 100,
-          "default": 20,
-          "description": "Page size, 1-100."
-        },
-        "cursor": {
-          "type": "string",
-          "minLength": 1,
-          "maxLength": 512,
-          "description": "Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400."
-        },
-        "fields": {
-          "type": "string",
-          "pattern": "^(id|status|total|items|user_id|created_at|updated_at)(,(id|status|total|items|user_id|created_at|updated_at))*$",
-          "description": "Comma-separated field names; each record carries exactly those fields. Allowed: id, status, total, items, user_id, created_at, updated_at."
-        },
-        "If-None-Match": {
-          "type": "string",
-          "description": "ETags the client has, weak (`W/\"…\"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body."
-        },
-        "Read-After-LSN": {
-          "type": "string",
-          "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$",
-          "description": "Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing."
-        }
-      },
-      "required": [
-        "fields"
-      ],
-      "additionalProperties": false
-    },
-    "annotations": {
-      "readOnlyHint": true,
-      "destructiveHint": false,
-      "idempotentHint": true,
-      "openWorldHint": false
-    },
-    "method": "GET",
-    "path": "/api/v1/sparse/orders",
-    "arguments": [
-      {
-        "name": "status",
-        "in": "query"
-      },
-      {
-        "name": "user_id",
-        "in": "query"
-      },
-      {
-        "name": "sort",
-        "in": "query"
-      },
-      {
-        "name": "limit",
-        "in": "query"
-      },
-      {
-        "name": "cursor",
-        "in": "query"
-      },
-      {
-        "name": "fields",
-        "in": "query"
-      },
-      {
-        "name": "If-None-Match",
-        "in": "header"
-      },
-      {
-        "name": "Read-After-LSN",
-        "in": "header"
-      }
-    ]
-  },
-  {
     "name": "getOrder",
     "title": "Get an order",
     "description": "One order with its items. Another user's order is 403 unless the caller is an admin.\n\nGET /api/v1/orders/{id}. Requires the scopes: orders:read (or admin).",
@@ -344,6 +240,11 @@ export const restTools: RestTool[] = [
           "minimum": 1,
           "maximum": 2147483647,
           "description": "The order's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another order."
+        },
+        "fields": {
+          "type": "string",
+          "pattern": "^(id|status|total|items|user_id|created_at|updated_at)(,(id|status|total|items|user_id|created_at|updated_at))*$",
+          "description": "Comma-separated field names (sparse fieldsets): each record then carries exactly those fields; without it, every field. Allowed: id, status, total, items, user_id, created_at, updated_at."
         },
         "If-None-Match": {
           "type": "string",
@@ -372,6 +273,10 @@ export const restTools: RestTool[] = [
       {
         "name": "id",
         "in": "path"
+      },
+      {
+        "name": "fields",
+        "in": "query"
       },
       {
         "name": "If-None-Match",
@@ -674,68 +579,6 @@ export const restTools: RestTool[] = [
     ]
   },
   {
-    "name": "getOrderSparse",
-    "title": "Get an order, sparse",
-    "description": "One order with its items. Another user's order is 403 unless the caller is an admin. Each record carries exactly the fields `fields=` names (sparse fieldsets, decisions §16): the same read as `getOrder` (/orders/{id}), with the same rules, cursors and errors.\n\nGET /api/v1/sparse/orders/{id}. Requires the scopes: orders:read (or admin).",
-    "inputSchema": {
-      "type": "object",
-      "properties": {
-        "id": {
-          "type": "integer",
-          "format": "int32",
-          "minimum": 1,
-          "maximum": 2147483647,
-          "description": "The order's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another order."
-        },
-        "fields": {
-          "type": "string",
-          "pattern": "^(id|status|total|items|user_id|created_at|updated_at)(,(id|status|total|items|user_id|created_at|updated_at))*$",
-          "description": "Comma-separated field names; each record carries exactly those fields. Allowed: id, status, total, items, user_id, created_at, updated_at."
-        },
-        "If-None-Match": {
-          "type": "string",
-          "description": "ETags the client has, weak (`W/\"…\"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body."
-        },
-        "Read-After-LSN": {
-          "type": "string",
-          "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$",
-          "description": "Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing."
-        }
-      },
-      "required": [
-        "id",
-        "fields"
-      ],
-      "additionalProperties": false
-    },
-    "annotations": {
-      "readOnlyHint": true,
-      "destructiveHint": false,
-      "idempotentHint": true,
-      "openWorldHint": false
-    },
-    "method": "GET",
-    "path": "/api/v1/sparse/orders/{id}",
-    "arguments": [
-      {
-        "name": "id",
-        "in": "path"
-      },
-      {
-        "name": "fields",
-        "in": "query"
-      },
-      {
-        "name": "If-None-Match",
-        "in": "header"
-      },
-      {
-        "name": "Read-After-LSN",
-        "in": "header"
-      }
-    ]
-  },
-  {
     "name": "listOrderItems",
     "title": "List an order's items",
     "description": "The line items of an order, in the order they were given.\n\nGET /api/v1/orders/{id}/items. Requires the scopes: orders:read (or admin).",
@@ -762,6 +605,11 @@ export const restTools: RestTool[] = [
           "maxLength": 512,
           "description": "Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400."
         },
+        "fields": {
+          "type": "string",
+          "pattern": "^(sku|qty|unit_price)(,(sku|qty|unit_price))*$",
+          "description": "Comma-separated field names (sparse fieldsets): each record then carries exactly those fields; without it, every field. Allowed: sku, qty, unit_price."
+        },
         "If-None-Match": {
           "type": "string",
           "description": "ETags the client has, weak (`W/\"…\"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body."
@@ -785,85 +633,6 @@ export const restTools: RestTool[] = [
     },
     "method": "GET",
     "path": "/api/v1/orders/{id}/items",
-    "arguments": [
-      {
-        "name": "id",
-        "in": "path"
-      },
-      {
-        "name": "limit",
-        "in": "query"
-      },
-      {
-        "name": "cursor",
-        "in": "query"
-      },
-      {
-        "name": "If-None-Match",
-        "in": "header"
-      },
-      {
-        "name": "Read-After-LSN",
-        "in": "header"
-      }
-    ]
-  },
-  {
-    "name": "listOrderItemsSparse",
-    "title": "List an order's items, sparse",
-    "description": "The line items of an order, in the order they were given. Each record carries exactly the fields `fields=` names (sparse fieldsets, decisions §16): the same read as `listOrderItems` (/orders/{id}/items), with the same rules, cursors and errors.\n\nGET /api/v1/sparse/orders/{id}/items. Requires the scopes: orders:read (or admin).",
-    "inputSchema": {
-      "type": "object",
-      "properties": {
-        "id": {
-          "type": "integer",
-          "format": "int32",
-          "minimum": 1,
-          "maximum": 2147483647,
-          "description": "The order's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another order."
-        },
-        "limit": {
-          "type": "integer",
-          "minimum": 1,
-          "maximum": 100,
-          "default": 20,
-          "description": "Page size, 1-100."
-        },
-        "cursor": {
-          "type": "string",
-          "minLength": 1,
-          "maxLength": 512,
-          "description": "Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400."
-        },
-        "fields": {
-          "type": "string",
-          "pattern": "^(sku|qty|unit_price)(,(sku|qty|unit_price))*$",
-          "description": "Comma-separated field names; each record carries exactly those fields. Allowed: sku, qty, unit_price."
-        },
-        "If-None-Match": {
-          "type": "string",
-          "description": "ETags the client has, weak (`W/\"…\"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body."
-        },
-        "Read-After-LSN": {
-          "type": "string",
-          "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$",
-          "description": "Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing."
-        }
-      },
-      "required": [
-        "id",
-        "fields"
-      ],
-      "additionalProperties": false
-    },
-    "annotations": {
-      "readOnlyHint": true,
-      "destructiveHint": false,
-      "idempotentHint": true,
-      "openWorldHint": false
-    },
-    "method": "GET",
-    "path": "/api/v1/sparse/orders/{id}/items",
     "arguments": [
       {
         "name": "id",
@@ -1140,6 +909,11 @@ export const restTools: RestTool[] = [
           "maxLength": 512,
           "description": "Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400."
         },
+        "fields": {
+          "type": "string",
+          "pattern": "^(id|title|body|author_id|created_at|updated_at)(,(id|title|body|author_id|created_at|updated_at))*$",
+          "description": "Comma-separated field names (sparse fieldsets): each record then carries exactly those fields; without it, every field. Allowed: id, title, body, author_id, created_at, updated_at."
+        },
         "If-None-Match": {
           "type": "string",
           "description": "ETags the client has, weak (`W/\"…\"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body."
@@ -1171,6 +945,10 @@ export const restTools: RestTool[] = [
       },
       {
         "name": "cursor",
+        "in": "query"
+      },
+      {
+        "name": "fields",
         "in": "query"
       },
       {
@@ -1247,94 +1025,6 @@ export const restTools: RestTool[] = [
     "bodyMediaType": "application/json"
   },
   {
-    "name": "listArticlesSparse",
-    "title": "List articles, sparse",
-    "description": "Articles, newest first by default, in keyset pages. Any valid token may read them. Each record carries exactly the fields `fields=` names (sparse fieldsets, decisions §16): the same read as `listArticles` (/articles), with the same rules, cursors and errors.\n\nGET /api/v1/sparse/articles. Any valid token may call it.",
-    "inputSchema": {
-      "type": "object",
-      "properties": {
-        "sort": {
-          "type": "string",
-          "enum": [
-            "created_at",
-            "-created_at",
-            "title",
-            "-title",
-            "id",
-            "-id"
-          ],
-          "default": "-created_at",
-          "description": "A field name; a leading minus sorts descending."
-        },
-        "limit": {
-          "type": "integer",
-          "minimum": 1,
-          "maximum": 100,
-          "default": 20,
-          "description": "Page size, 1-100."
-        },
-        "cursor": {
-          "type": "string",
-          "minLength": 1,
-          "maxLength": 512,
-          "description": "Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400."
-        },
-        "fields": {
-          "type": "string",
-          "pattern": "^(id|title|body|author_id|created_at|updated_at)(,(id|title|body|author_id|created_at|updated_at))*$",
-          "description": "Comma-separated field names; each record carries exactly those fields. Allowed: id, title, body, author_id, created_at, updated_at."
-        },
-        "If-None-Match": {
-          "type": "string",
-          "description": "ETags the client has, weak (`W/\"…\"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body."
-        },
-        "Read-After-LSN": {
-          "type": "string",
-          "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$",
-          "description": "Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing."
-        }
-      },
-      "required": [
-        "fields"
-      ],
-      "additionalProperties": false
-    },
-    "annotations": {
-      "readOnlyHint": true,
-      "destructiveHint": false,
-      "idempotentHint": true,
-      "openWorldHint": false
-    },
-    "method": "GET",
-    "path": "/api/v1/sparse/articles",
-    "arguments": [
-      {
-        "name": "sort",
-        "in": "query"
-      },
-      {
-        "name": "limit",
-        "in": "query"
-      },
-      {
-        "name": "cursor",
-        "in": "query"
-      },
-      {
-        "name": "fields",
-        "in": "query"
-      },
-      {
-        "name": "If-None-Match",
-        "in": "header"
-      },
-      {
-        "name": "Read-After-LSN",
-        "in": "header"
-      }
-    ]
-  },
-  {
     "name": "getArticle",
     "title": "Get an article",
     "description": "One article. Any valid token may read it.\n\nGET /api/v1/articles/{id}. Any valid token may call it.",
@@ -1347,6 +1037,11 @@ export const restTools: RestTool[] = [
           "minimum": 1,
           "maximum": 2147483647,
           "description": "The article's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another article."
+        },
+        "fields": {
+          "type": "string",
+          "pattern": "^(id|title|body|author_id|created_at|updated_at)(,(id|title|body|author_id|created_at|updated_at))*$",
+          "description": "Comma-separated field names (sparse fieldsets): each record then carries exactly those fields; without it, every field. Allowed: id, title, body, author_id, created_at, updated_at."
         },
         "If-None-Match": {
           "type": "string",
@@ -1375,6 +1070,10 @@ export const restTools: RestTool[] = [
       {
         "name": "id",
         "in": "path"
+      },
+      {
+        "name": "fields",
+        "in": "query"
       },
       {
         "name": "If-None-Match",
@@ -1610,68 +1309,6 @@ export const restTools: RestTool[] = [
     ]
   },
   {
-    "name": "getArticleSparse",
-    "title": "Get an article, sparse",
-    "description": "One article. Any valid token may read it. Each record carries exactly the fields `fields=` names (sparse fieldsets, decisions §16): the same read as `getArticle` (/articles/{id}), with the same rules, cursors and errors.\n\nGET /api/v1/sparse/articles/{id}. Any valid token may call it.",
-    "inputSchema": {
-      "type": "object",
-      "properties": {
-        "id": {
-          "type": "integer",
-          "format": "int32",
-          "minimum": 1,
-          "maximum": 2147483647,
-          "description": "The article's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another article."
-        },
-        "fields": {
-          "type": "string",
-          "pattern": "^(id|title|body|author_id|created_at|updated_at)(,(id|title|body|author_id|created_at|updated_at))*$",
-          "description": "Comma-separated field names; each record carries exactly those fields. Allowed: id, title, body, author_id, created_at, updated_at."
-        },
-        "If-None-Match": {
-          "type": "string",
-          "description": "ETags the client has, weak (`W/\"…\"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body."
-        },
-        "Read-After-LSN": {
-          "type": "string",
-          "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$",
-          "description": "Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing."
-        }
-      },
-      "required": [
-        "id",
-        "fields"
-      ],
-      "additionalProperties": false
-    },
-    "annotations": {
-      "readOnlyHint": true,
-      "destructiveHint": false,
-      "idempotentHint": true,
-      "openWorldHint": false
-    },
-    "method": "GET",
-    "path": "/api/v1/sparse/articles/{id}",
-    "arguments": [
-      {
-        "name": "id",
-        "in": "path"
-      },
-      {
-        "name": "fields",
-        "in": "query"
-      },
-      {
-        "name": "If-None-Match",
-        "in": "header"
-      },
-      {
-        "name": "Read-After-LSN",
-        "in": "header"
-      }
-    ]
-  },
-  {
     "name": "listArticleComments",
     "title": "List an article's comments",
     "description": "Comments, oldest first. Any valid token may read them.\n\nGET /api/v1/articles/{id}/comments. Any valid token may call it.",
@@ -1697,6 +1334,11 @@ export const restTools: RestTool[] = [
           "minLength": 1,
           "maxLength": 512,
           "description": "Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400."
+        },
+        "fields": {
+          "type": "string",
+          "pattern": "^(id|article_id|author_id|body|created_at)(,(id|article_id|author_id|body|created_at))*$",
+          "description": "Comma-separated field names (sparse fieldsets): each record then carries exactly those fields; without it, every field. Allowed: id, article_id, author_id, body, created_at."
         },
         "If-None-Match": {
           "type": "string",
@@ -1732,6 +1374,10 @@ export const restTools: RestTool[] = [
       },
       {
         "name": "cursor",
+        "in": "query"
+      },
+      {
+        "name": "fields",
         "in": "query"
       },
       {
@@ -1808,89 +1454,6 @@ export const restTools: RestTool[] = [
     "bodyMediaType": "application/json"
   },
   {
-    "name": "listArticleCommentsSparse",
-    "title": "List an article's comments, sparse",
-    "description": "Comments, oldest first. Any valid token may read them. Each record carries exactly the fields `fields=` names (sparse fieldsets, decisions §16): the same read as `listArticleComments` (/articles/{id}/comments), with the same rules, cursors and errors.\n\nGET /api/v1/sparse/articles/{id}/comments. Any valid token may call it.",
-    "inputSchema": {
-      "type": "object",
-      "properties": {
-        "id": {
-          "type": "integer",
-          "format": "int32",
-          "minimum": 1,
-          "maximum": 2147483647,
-          "description": "The article's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another article."
-        },
-        "limit": {
-          "type": "integer",
-          "minimum": 1,
-          "maximum": 100,
-          "default": 20,
-          "description": "Page size, 1-100."
-        },
-        "cursor": {
-          "type": "string",
-          "minLength": 1,
-          "maxLength": 512,
-          "description": "Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400."
-        },
-        "fields": {
-          "type": "string",
-          "pattern": "^(id|article_id|author_id|body|created_at)(,(id|article_id|author_id|body|created_at))*$",
-          "description": "Comma-separated field names; each record carries exactly those fields. Allowed: id, article_id, author_id, body, created_at."
-        },
-        "If-None-Match": {
-          "type": "string",
-          "description": "ETags the client has, weak (`W/\"…\"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body."
-        },
-        "Read-After-LSN": {
-          "type": "string",
-          "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$",
-          "description": "Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing."
-        }
-      },
-      "required": [
-        "id",
-        "fields"
-      ],
-      "additionalProperties": false
-    },
-    "annotations": {
-      "readOnlyHint": true,
-      "destructiveHint": false,
-      "idempotentHint": true,
-      "openWorldHint": false
-    },
-    "method": "GET",
-    "path": "/api/v1/sparse/articles/{id}/comments",
-    "arguments": [
-      {
-        "name": "id",
-        "in": "path"
-      },
-      {
-        "name": "limit",
-        "in": "query"
-      },
-      {
-        "name": "cursor",
-        "in": "query"
-      },
-      {
-        "name": "fields",
-        "in": "query"
-      },
-      {
-        "name": "If-None-Match",
-        "in": "header"
-      },
-      {
-        "name": "Read-After-LSN",
-        "in": "header"
-      }
-    ]
-  },
-  {
     "name": "listUsers",
     "title": "List users",
     "description": "Every user, by id ascending. Admin only.\n\nGET /api/v1/users. Requires the scopes: admin (or admin).",
@@ -1909,6 +1472,11 @@ export const restTools: RestTool[] = [
           "minLength": 1,
           "maxLength": 512,
           "description": "Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400."
+        },
+        "fields": {
+          "type": "string",
+          "pattern": "^(id|name|company_id|created_at)(,(id|name|company_id|created_at))*$",
+          "description": "Comma-separated field names (sparse fieldsets): each record then carries exactly those fields; without it, every field. Allowed: id, name, company_id, created_at."
         },
         "If-None-Match": {
           "type": "string",
@@ -1937,6 +1505,10 @@ export const restTools: RestTool[] = [
       },
       {
         "name": "cursor",
+        "in": "query"
+      },
+      {
+        "name": "fields",
         "in": "query"
       },
       {
@@ -2010,77 +1582,6 @@ export const restTools: RestTool[] = [
     "bodyMediaType": "application/json"
   },
   {
-    "name": "listUsersSparse",
-    "title": "List users, sparse",
-    "description": "Every user, by id ascending. Admin only. Each record carries exactly the fields `fields=` names (sparse fieldsets, decisions §16): the same read as `listUsers` (/users), with the same rules, cursors and errors.\n\nGET /api/v1/sparse/users. Requires the scopes: admin (or admin).",
-    "inputSchema": {
-      "type": "object",
-      "properties": {
-        "limit": {
-          "type": "integer",
-          "minimum": 1,
-          "maximum": 100,
-          "default": 20,
-          "description": "Page size, 1-100."
-        },
-        "cursor": {
-          "type": "string",
-          "minLength": 1,
-          "maxLength": 512,
-          "description": "Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400."
-        },
-        "fields": {
-          "type": "string",
-          "pattern": "^(id|name|company_id|created_at)(,(id|name|company_id|created_at))*$",
-          "description": "Comma-separated field names; each record carries exactly those fields. Allowed: id, name, company_id, created_at."
-        },
-        "If-None-Match": {
-          "type": "string",
-          "description": "ETags the client has, weak (`W/\"…\"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body."
-        },
-        "Read-After-LSN": {
-          "type": "string",
-          "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$",
-          "description": "Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing."
-        }
-      },
-      "required": [
-        "fields"
-      ],
-      "additionalProperties": false
-    },
-    "annotations": {
-      "readOnlyHint": true,
-      "destructiveHint": false,
-      "idempotentHint": true,
-      "openWorldHint": false
-    },
-    "method": "GET",
-    "path": "/api/v1/sparse/users",
-    "arguments": [
-      {
-        "name": "limit",
-        "in": "query"
-      },
-      {
-        "name": "cursor",
-        "in": "query"
-      },
-      {
-        "name": "fields",
-        "in": "query"
-      },
-      {
-        "name": "If-None-Match",
-        "in": "header"
-      },
-      {
-        "name": "Read-After-LSN",
-        "in": "header"
-      }
-    ]
-  },
-  {
     "name": "getUser",
     "title": "Get a user",
     "description": "One user: that user or an admin, else 403.\n\nGET /api/v1/users/{id}. Any valid token may call it.",
@@ -2093,6 +1594,11 @@ export const restTools: RestTool[] = [
           "minimum": 1,
           "maximum": 2147483647,
           "description": "The user's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another user."
+        },
+        "fields": {
+          "type": "string",
+          "pattern": "^(id|name|company_id|created_at)(,(id|name|company_id|created_at))*$",
+          "description": "Comma-separated field names (sparse fieldsets): each record then carries exactly those fields; without it, every field. Allowed: id, name, company_id, created_at."
         },
         "If-None-Match": {
           "type": "string",
@@ -2117,64 +1623,6 @@ export const restTools: RestTool[] = [
     },
     "method": "GET",
     "path": "/api/v1/users/{id}",
-    "arguments": [
-      {
-        "name": "id",
-        "in": "path"
-      },
-      {
-        "name": "If-None-Match",
-        "in": "header"
-      },
-      {
-        "name": "Read-After-LSN",
-        "in": "header"
-      }
-    ]
-  },
-  {
-    "name": "getUserSparse",
-    "title": "Get a user, sparse",
-    "description": "One user: that user or an admin, else 403. Each record carries exactly the fields `fields=` names (sparse fieldsets, decisions §16): the same read as `getUser` (/users/{id}), with the same rules, cursors and errors.\n\nGET /api/v1/sparse/users/{id}. Any valid token may call it.",
-    "inputSchema": {
-      "type": "object",
-      "properties": {
-        "id": {
-          "type": "integer",
-          "format": "int32",
-          "minimum": 1,
-          "maximum": 2147483647,
-          "description": "The user's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another user."
-        },
-        "fields": {
-          "type": "string",
-          "pattern": "^(id|name|company_id|created_at)(,(id|name|company_id|created_at))*$",
-          "description": "Comma-separated field names; each record carries exactly those fields. Allowed: id, name, company_id, created_at."
-        },
-        "If-None-Match": {
-          "type": "string",
-          "description": "ETags the client has, weak (`W/\"…\"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body."
-        },
-        "Read-After-LSN": {
-          "type": "string",
-          "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$",
-          "description": "Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing."
-        }
-      },
-      "required": [
-        "id",
-        "fields"
-      ],
-      "additionalProperties": false
-    },
-    "annotations": {
-      "readOnlyHint": true,
-      "destructiveHint": false,
-      "idempotentHint": true,
-      "openWorldHint": false
-    },
-    "method": "GET",
-    "path": "/api/v1/sparse/users/{id}",
     "arguments": [
       {
         "name": "id",
@@ -2244,6 +1692,11 @@ export const restTools: RestTool[] = [
           "maxLength": 512,
           "description": "Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400."
         },
+        "fields": {
+          "type": "string",
+          "pattern": "^(id|status|total|items|user_id|created_at|updated_at)(,(id|status|total|items|user_id|created_at|updated_at))*$",
+          "description": "Comma-separated field names (sparse fieldsets): each record then carries exactly those fields; without it, every field. Allowed: id, status, total, items, user_id, created_at, updated_at."
+        },
         "If-None-Match": {
           "type": "string",
           "description": "ETags the client has, weak (`W/\"…\"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body."
@@ -2267,116 +1720,6 @@ export const restTools: RestTool[] = [
     },
     "method": "GET",
     "path": "/api/v1/users/{id}/orders",
-    "arguments": [
-      {
-        "name": "id",
-        "in": "path"
-      },
-      {
-        "name": "status",
-        "in": "query"
-      },
-      {
-        "name": "sort",
-        "in": "query"
-      },
-      {
-        "name": "limit",
-        "in": "query"
-      },
-      {
-        "name": "cursor",
-        "in": "query"
-      },
-      {
-        "name": "If-None-Match",
-        "in": "header"
-      },
-      {
-        "name": "Read-After-LSN",
-        "in": "header"
-      }
-    ]
-  },
-  {
-    "name": "listUserOrdersSparse",
-    "title": "List a user's orders, sparse",
-    "description": "The user's orders, newest first by default: that user or an admin, else 403. Each record carries exactly the fields `fields=` names (sparse fieldsets, decisions §16): the same read as `listUserOrders` (/users/{id}/orders), with the same rules, cursors and errors.\n\nGET /api/v1/sparse/users/{id}/orders. Requires the scopes: orders:read (or admin).",
-    "inputSchema": {
-      "type": "object",
-      "properties": {
-        "id": {
-          "type": "integer",
-          "format": "int32",
-          "minimum": 1,
-          "maximum": 2147483647,
-          "description": "The user's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another user."
-        },
-        "status": {
-          "type": "string",
-          "enum": [
-            "pending",
-            "paid",
-            "cancelled",
-            "refunded"
-          ],
-          "description": "Only orders in this state."
-        },
-        "sort": {
-          "type": "string",
-          "enum": [
-            "created_at",
-            "-created_at",
-            "total",
-            "-total",
-            "id",
-            "-id"
-          ],
-          "default": "-created_at",
-          "description": "A field name; a leading minus sorts descending."
-        },
-        "limit": {
-          "type": "integer",
-          "minimum": 1,
-          "maximum": 100,
-          "default": 20,
-          "description": "Page size, 1-100."
-        },
-        "cursor": {
-          "type": "string",
-          "minLength": 1,
-          "maxLength": 512,
-          "description": "Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400."
-        },
-        "fields": {
-          "type": "string",
-          "pattern": "^(id|status|total|items|user_id|created_at|updated_at)(,(id|status|total|items|user_id|created_at|updated_at))*$",
-          "description": "Comma-separated field names; each record carries exactly those fields. Allowed: id, status, total, items, user_id, created_at, updated_at."
-        },
-        "If-None-Match": {
-          "type": "string",
-          "description": "ETags the client has, weak (`W/\"…\"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body."
-        },
-        "Read-After-LSN": {
-          "type": "string",
-          "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$",
-          "description": "Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing."
-        }
-      },
-      "required": [
-        "id",
-        "fields"
-      ],
-      "additionalProperties": false
-    },
-    "annotations": {
-      "readOnlyHint": true,
-      "destructiveHint": false,
-      "idempotentHint": true,
-      "openWorldHint": false
-    },
-    "method": "GET",
-    "path": "/api/v1/sparse/users/{id}/orders",
     "arguments": [
       {
         "name": "id",
@@ -2432,6 +1775,11 @@ export const restTools: RestTool[] = [
           "maxLength": 512,
           "description": "Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400."
         },
+        "fields": {
+          "type": "string",
+          "pattern": "^(sku|name|price)(,(sku|name|price))*$",
+          "description": "Comma-separated field names (sparse fieldsets): each record then carries exactly those fields; without it, every field. Allowed: sku, name, price."
+        },
         "If-None-Match": {
           "type": "string",
           "description": "ETags the client has, weak (`W/\"…\"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body."
@@ -2459,6 +1807,10 @@ export const restTools: RestTool[] = [
       },
       {
         "name": "cursor",
+        "in": "query"
+      },
+      {
+        "name": "fields",
         "in": "query"
       },
       {
@@ -2536,77 +1888,6 @@ export const restTools: RestTool[] = [
       }
     ],
     "bodyMediaType": "application/json"
-  },
-  {
-    "name": "listProductsSparse",
-    "title": "List products, sparse",
-    "description": "The catalog, by sku ascending. Any valid token may read it. Each record carries exactly the fields `fields=` names (sparse fieldsets, decisions §16): the same read as `listProducts` (/products), with the same rules, cursors and errors.\n\nGET /api/v1/sparse/products. Any valid token may call it.",
-    "inputSchema": {
-      "type": "object",
-      "properties": {
-        "limit": {
-          "type": "integer",
-          "minimum": 1,
-          "maximum": 100,
-          "default": 20,
-          "description": "Page size, 1-100."
-        },
-        "cursor": {
-          "type": "string",
-          "minLength": 1,
-          "maxLength": 512,
-          "description": "Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400."
-        },
-        "fields": {
-          "type": "string",
-          "pattern": "^(sku|name|price)(,(sku|name|price))*$",
-          "description": "Comma-separated field names; each record carries exactly those fields. Allowed: sku, name, price."
-        },
-        "If-None-Match": {
-          "type": "string",
-          "description": "ETags the client has, weak (`W/\"…\"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body."
-        },
-        "Read-After-LSN": {
-          "type": "string",
-          "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$",
-          "description": "Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing."
-        }
-      },
-      "required": [
-        "fields"
-      ],
-      "additionalProperties": false
-    },
-    "annotations": {
-      "readOnlyHint": true,
-      "destructiveHint": false,
-      "idempotentHint": true,
-      "openWorldHint": false
-    },
-    "method": "GET",
-    "path": "/api/v1/sparse/products",
-    "arguments": [
-      {
-        "name": "limit",
-        "in": "query"
-      },
-      {
-        "name": "cursor",
-        "in": "query"
-      },
-      {
-        "name": "fields",
-        "in": "query"
-      },
-      {
-        "name": "If-None-Match",
-        "in": "header"
-      },
-      {
-        "name": "Read-After-LSN",
-        "in": "header"
-      }
-    ]
   },
   {
     "name": "listEvents",

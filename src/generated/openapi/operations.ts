@@ -25,13 +25,6 @@ import {
   ProductSchema,
   ProductCreateSchema,
   ProductPageSchema,
-  SparseArticlePageSchema,
-  SparseCommentListSchema,
-  SparseOrderItemListSchema,
-  SparseOrderPageSchema,
-  SparseProductPageSchema,
-  SparseUserOrderListSchema,
-  SparseUserPageSchema,
   UserSchema,
   UserCreateSchema,
   UserOrderListSchema,
@@ -97,6 +90,10 @@ export const operations = {
             "type": "string",
             "minLength": 1,
             "maxLength": 512
+          },
+          "fields": {
+            "type": "string",
+            "pattern": "^(id|status|total|items|user_id|created_at|updated_at)(,(id|status|total|items|user_id|created_at|updated_at))*$"
           }
         },
         "additionalProperties": false
@@ -375,180 +372,6 @@ export const operations = {
       }
     }
   },
-  "listOrdersSparse": {
-    "operationId": "listOrdersSparse",
-    "method": "GET",
-    "path": "/sparse/orders",
-    "url": "/api/v1/sparse/orders",
-    "authenticated": true,
-    "queryCredential": null,
-    "scopes": [
-      "orders:read"
-    ],
-    "requestBodyRequired": false,
-    "requestMediaTypes": [],
-    "queryDefaults": [
-      "sort",
-      "limit"
-    ],
-    "schema": {
-      "querystring": {
-        "type": "object",
-        "properties": {
-          "status": OrderStatusSchema,
-          "user_id": {
-            "type": "integer",
-            "format": "int32",
-            "minimum": 1,
-            "maximum": 2147483647
-          },
-          "sort": {
-            "type": "string",
-            "enum": [
-              "created_at",
-              "-created_at",
-              "total",
-              "-total",
-              "id",
-              "-id"
-            ],
-            "default": "-created_at"
-          },
-          "limit": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": 100,
-            "default": 20
-          },
-          "cursor": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 512
-          },
-          "fields": {
-            "type": "string",
-            "pattern": "^(id|status|total|items|user_id|created_at|updated_at)(,(id|status|total|items|user_id|created_at|updated_at))*$"
-          }
-        },
-        "required": [
-          "fields"
-        ],
-        "additionalProperties": false
-      },
-      "headers": {
-        "type": "object",
-        "properties": {
-          "if-none-match": {
-            "type": "string"
-          },
-          "read-after-lsn": {
-            "type": "string",
-            "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"
-          }
-        },
-        "additionalProperties": true
-      },
-      "response": {
-        "200": {
-          "content": {
-            "application/json": {
-              "schema": SparseOrderPageSchema
-            }
-          }
-        },
-        "400": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "401": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "403": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "406": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "408": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "415": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "429": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "431": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "default": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        }
-      }
-    }
-  },
   "getOrder": {
     "operationId": "getOrder",
     "method": "GET",
@@ -578,6 +401,16 @@ export const operations = {
         ],
         "additionalProperties": false
       },
+      "querystring": {
+        "type": "object",
+        "properties": {
+          "fields": {
+            "type": "string",
+            "pattern": "^(id|status|total|items|user_id|created_at|updated_at)(,(id|status|total|items|user_id|created_at|updated_at))*$"
+          }
+        },
+        "additionalProperties": false
+      },
       "headers": {
         "type": "object",
         "properties": {
@@ -595,7 +428,13 @@ export const operations = {
         "200": {
           "content": {
             "application/json": {
-              "schema": OrderSchema
+              "schema": {
+                "description": "The full Order, or the part of it that `fields=` named.",
+                "oneOf": [
+                  OrderSchema,
+                  OrderSparseSchema
+                ]
+              }
             }
           }
         },
@@ -1289,375 +1128,11 @@ export const operations = {
       }
     }
   },
-  "getOrderSparse": {
-    "operationId": "getOrderSparse",
-    "method": "GET",
-    "path": "/sparse/orders/{id}",
-    "url": "/api/v1/sparse/orders/:id",
-    "authenticated": true,
-    "queryCredential": null,
-    "scopes": [
-      "orders:read"
-    ],
-    "requestBodyRequired": false,
-    "requestMediaTypes": [],
-    "queryDefaults": [],
-    "schema": {
-      "params": {
-        "type": "object",
-        "properties": {
-          "id": {
-            "type": "integer",
-            "format": "int32",
-            "minimum": 1,
-            "maximum": 2147483647
-          }
-        },
-        "required": [
-          "id"
-        ],
-        "additionalProperties": false
-      },
-      "querystring": {
-        "type": "object",
-        "properties": {
-          "fields": {
-            "type": "string",
-            "pattern": "^(id|status|total|items|user_id|created_at|updated_at)(,(id|status|total|items|user_id|created_at|updated_at))*$"
-          }
-        },
-        "required": [
-          "fields"
-        ],
-        "additionalProperties": false
-      },
-      "headers": {
-        "type": "object",
-        "properties": {
-          "if-none-match": {
-            "type": "string"
-          },
-          "read-after-lsn": {
-            "type": "string",
-            "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"
-          }
-        },
-        "additionalProperties": true
-      },
-      "response": {
-        "200": {
-          "content": {
-            "application/json": {
-              "schema": {
-                "description": "The full Order, or the part of it that `fields=` named.",
-                "oneOf": [
-                  OrderSchema,
-                  OrderSparseSchema
-                ]
-              }
-            }
-          }
-        },
-        "400": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "401": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "403": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "404": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "406": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "408": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "414": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "415": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "429": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "431": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "default": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        }
-      }
-    }
-  },
   "listOrderItems": {
     "operationId": "listOrderItems",
     "method": "GET",
     "path": "/orders/{id}/items",
     "url": "/api/v1/orders/:id/items",
-    "authenticated": true,
-    "queryCredential": null,
-    "scopes": [
-      "orders:read"
-    ],
-    "requestBodyRequired": false,
-    "requestMediaTypes": [],
-    "queryDefaults": [
-      "limit"
-    ],
-    "schema": {
-      "params": {
-        "type": "object",
-        "properties": {
-          "id": {
-            "type": "integer",
-            "format": "int32",
-            "minimum": 1,
-            "maximum": 2147483647
-          }
-        },
-        "required": [
-          "id"
-        ],
-        "additionalProperties": false
-      },
-      "querystring": {
-        "type": "object",
-        "properties": {
-          "limit": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": 100,
-            "default": 20
-          },
-          "cursor": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 512
-          }
-        },
-        "additionalProperties": false
-      },
-      "headers": {
-        "type": "object",
-        "properties": {
-          "if-none-match": {
-            "type": "string"
-          },
-          "read-after-lsn": {
-            "type": "string",
-            "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"
-          }
-        },
-        "additionalProperties": true
-      },
-      "response": {
-        "200": {
-          "content": {
-            "application/json": {
-              "schema": OrderItemListSchema
-            }
-          }
-        },
-        "400": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "401": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "403": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "404": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "406": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "408": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "414": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "415": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "429": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "431": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "default": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        }
-      }
-    }
-  },
-  "listOrderItemsSparse": {
-    "operationId": "listOrderItemsSparse",
-    "method": "GET",
-    "path": "/sparse/orders/{id}/items",
-    "url": "/api/v1/sparse/orders/:id/items",
     "authenticated": true,
     "queryCredential": null,
     "scopes": [
@@ -1703,9 +1178,6 @@ export const operations = {
             "pattern": "^(sku|qty|unit_price)(,(sku|qty|unit_price))*$"
           }
         },
-        "required": [
-          "fields"
-        ],
         "additionalProperties": false
       },
       "headers": {
@@ -1725,7 +1197,7 @@ export const operations = {
         "200": {
           "content": {
             "application/json": {
-              "schema": SparseOrderItemListSchema
+              "schema": OrderItemListSchema
             }
           }
         },
@@ -2506,6 +1978,10 @@ export const operations = {
             "type": "string",
             "minLength": 1,
             "maxLength": 512
+          },
+          "fields": {
+            "type": "string",
+            "pattern": "^(id|title|body|author_id|created_at|updated_at)(,(id|title|body|author_id|created_at|updated_at))*$"
           }
         },
         "additionalProperties": false
@@ -2784,171 +2260,6 @@ export const operations = {
       }
     }
   },
-  "listArticlesSparse": {
-    "operationId": "listArticlesSparse",
-    "method": "GET",
-    "path": "/sparse/articles",
-    "url": "/api/v1/sparse/articles",
-    "authenticated": true,
-    "queryCredential": null,
-    "scopes": [],
-    "requestBodyRequired": false,
-    "requestMediaTypes": [],
-    "queryDefaults": [
-      "sort",
-      "limit"
-    ],
-    "schema": {
-      "querystring": {
-        "type": "object",
-        "properties": {
-          "sort": {
-            "type": "string",
-            "enum": [
-              "created_at",
-              "-created_at",
-              "title",
-              "-title",
-              "id",
-              "-id"
-            ],
-            "default": "-created_at"
-          },
-          "limit": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": 100,
-            "default": 20
-          },
-          "cursor": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 512
-          },
-          "fields": {
-            "type": "string",
-            "pattern": "^(id|title|body|author_id|created_at|updated_at)(,(id|title|body|author_id|created_at|updated_at))*$"
-          }
-        },
-        "required": [
-          "fields"
-        ],
-        "additionalProperties": false
-      },
-      "headers": {
-        "type": "object",
-        "properties": {
-          "if-none-match": {
-            "type": "string"
-          },
-          "read-after-lsn": {
-            "type": "string",
-            "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"
-          }
-        },
-        "additionalProperties": true
-      },
-      "response": {
-        "200": {
-          "content": {
-            "application/json": {
-              "schema": SparseArticlePageSchema
-            }
-          }
-        },
-        "400": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "401": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "403": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "406": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "408": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "415": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "429": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "431": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "default": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        }
-      }
-    }
-  },
   "getArticle": {
     "operationId": "getArticle",
     "method": "GET",
@@ -2976,6 +2287,16 @@ export const operations = {
         ],
         "additionalProperties": false
       },
+      "querystring": {
+        "type": "object",
+        "properties": {
+          "fields": {
+            "type": "string",
+            "pattern": "^(id|title|body|author_id|created_at|updated_at)(,(id|title|body|author_id|created_at|updated_at))*$"
+          }
+        },
+        "additionalProperties": false
+      },
       "headers": {
         "type": "object",
         "properties": {
@@ -2993,7 +2314,13 @@ export const operations = {
         "200": {
           "content": {
             "application/json": {
-              "schema": ArticleSchema
+              "schema": {
+                "description": "The full Article, or the part of it that `fields=` named.",
+                "oneOf": [
+                  ArticleSchema,
+                  ArticleSparseSchema
+                ]
+              }
             }
           }
         },
@@ -3637,186 +2964,6 @@ export const operations = {
       }
     }
   },
-  "getArticleSparse": {
-    "operationId": "getArticleSparse",
-    "method": "GET",
-    "path": "/sparse/articles/{id}",
-    "url": "/api/v1/sparse/articles/:id",
-    "authenticated": true,
-    "queryCredential": null,
-    "scopes": [],
-    "requestBodyRequired": false,
-    "requestMediaTypes": [],
-    "queryDefaults": [],
-    "schema": {
-      "params": {
-        "type": "object",
-        "properties": {
-          "id": {
-            "type": "integer",
-            "format": "int32",
-            "minimum": 1,
-            "maximum": 2147483647
-          }
-        },
-        "required": [
-          "id"
-        ],
-        "additionalProperties": false
-      },
-      "querystring": {
-        "type": "object",
-        "properties": {
-          "fields": {
-            "type": "string",
-            "pattern": "^(id|title|body|author_id|created_at|updated_at)(,(id|title|body|author_id|created_at|updated_at))*$"
-          }
-        },
-        "required": [
-          "fields"
-        ],
-        "additionalProperties": false
-      },
-      "headers": {
-        "type": "object",
-        "properties": {
-          "if-none-match": {
-            "type": "string"
-          },
-          "read-after-lsn": {
-            "type": "string",
-            "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"
-          }
-        },
-        "additionalProperties": true
-      },
-      "response": {
-        "200": {
-          "content": {
-            "application/json": {
-              "schema": {
-                "description": "The full Article, or the part of it that `fields=` named.",
-                "oneOf": [
-                  ArticleSchema,
-                  ArticleSparseSchema
-                ]
-              }
-            }
-          }
-        },
-        "400": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "401": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "403": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "404": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "406": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "408": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "414": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "415": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "429": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "431": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "default": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        }
-      }
-    }
-  },
   "listArticleComments": {
     "operationId": "listArticleComments",
     "method": "GET",
@@ -3859,6 +3006,10 @@ export const operations = {
             "type": "string",
             "minLength": 1,
             "maxLength": 512
+          },
+          "fields": {
+            "type": "string",
+            "pattern": "^(id|article_id|author_id|body|created_at)(,(id|article_id|author_id|body|created_at))*$"
           }
         },
         "additionalProperties": false
@@ -4192,193 +3343,6 @@ export const operations = {
       }
     }
   },
-  "listArticleCommentsSparse": {
-    "operationId": "listArticleCommentsSparse",
-    "method": "GET",
-    "path": "/sparse/articles/{id}/comments",
-    "url": "/api/v1/sparse/articles/:id/comments",
-    "authenticated": true,
-    "queryCredential": null,
-    "scopes": [],
-    "requestBodyRequired": false,
-    "requestMediaTypes": [],
-    "queryDefaults": [
-      "limit"
-    ],
-    "schema": {
-      "params": {
-        "type": "object",
-        "properties": {
-          "id": {
-            "type": "integer",
-            "format": "int32",
-            "minimum": 1,
-            "maximum": 2147483647
-          }
-        },
-        "required": [
-          "id"
-        ],
-        "additionalProperties": false
-      },
-      "querystring": {
-        "type": "object",
-        "properties": {
-          "limit": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": 100,
-            "default": 20
-          },
-          "cursor": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 512
-          },
-          "fields": {
-            "type": "string",
-            "pattern": "^(id|article_id|author_id|body|created_at)(,(id|article_id|author_id|body|created_at))*$"
-          }
-        },
-        "required": [
-          "fields"
-        ],
-        "additionalProperties": false
-      },
-      "headers": {
-        "type": "object",
-        "properties": {
-          "if-none-match": {
-            "type": "string"
-          },
-          "read-after-lsn": {
-            "type": "string",
-            "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"
-          }
-        },
-        "additionalProperties": true
-      },
-      "response": {
-        "200": {
-          "content": {
-            "application/json": {
-              "schema": SparseCommentListSchema
-            }
-          }
-        },
-        "400": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "401": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "403": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "404": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "406": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "408": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "414": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "415": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "429": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "431": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "default": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        }
-      }
-    }
-  },
   "listUsers": {
     "operationId": "listUsers",
     "method": "GET",
@@ -4408,6 +3372,10 @@ export const operations = {
             "type": "string",
             "minLength": 1,
             "maxLength": 512
+          },
+          "fields": {
+            "type": "string",
+            "pattern": "^(id|name|company_id|created_at)(,(id|name|company_id|created_at))*$"
           }
         },
         "additionalProperties": false
@@ -4686,160 +3654,6 @@ export const operations = {
       }
     }
   },
-  "listUsersSparse": {
-    "operationId": "listUsersSparse",
-    "method": "GET",
-    "path": "/sparse/users",
-    "url": "/api/v1/sparse/users",
-    "authenticated": true,
-    "queryCredential": null,
-    "scopes": [
-      "admin"
-    ],
-    "requestBodyRequired": false,
-    "requestMediaTypes": [],
-    "queryDefaults": [
-      "limit"
-    ],
-    "schema": {
-      "querystring": {
-        "type": "object",
-        "properties": {
-          "limit": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": 100,
-            "default": 20
-          },
-          "cursor": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 512
-          },
-          "fields": {
-            "type": "string",
-            "pattern": "^(id|name|company_id|created_at)(,(id|name|company_id|created_at))*$"
-          }
-        },
-        "required": [
-          "fields"
-        ],
-        "additionalProperties": false
-      },
-      "headers": {
-        "type": "object",
-        "properties": {
-          "if-none-match": {
-            "type": "string"
-          },
-          "read-after-lsn": {
-            "type": "string",
-            "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"
-          }
-        },
-        "additionalProperties": true
-      },
-      "response": {
-        "200": {
-          "content": {
-            "application/json": {
-              "schema": SparseUserPageSchema
-            }
-          }
-        },
-        "400": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "401": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "403": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "406": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "408": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "415": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "429": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "431": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "default": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        }
-      }
-    }
-  },
   "getUser": {
     "operationId": "getUser",
     "method": "GET",
@@ -4867,167 +3681,6 @@ export const operations = {
         ],
         "additionalProperties": false
       },
-      "headers": {
-        "type": "object",
-        "properties": {
-          "if-none-match": {
-            "type": "string"
-          },
-          "read-after-lsn": {
-            "type": "string",
-            "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"
-          }
-        },
-        "additionalProperties": true
-      },
-      "response": {
-        "200": {
-          "content": {
-            "application/json": {
-              "schema": UserSchema
-            }
-          }
-        },
-        "400": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "401": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "403": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "404": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "406": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "408": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "414": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "415": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "429": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "431": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "default": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        }
-      }
-    }
-  },
-  "getUserSparse": {
-    "operationId": "getUserSparse",
-    "method": "GET",
-    "path": "/sparse/users/{id}",
-    "url": "/api/v1/sparse/users/:id",
-    "authenticated": true,
-    "queryCredential": null,
-    "scopes": [],
-    "requestBodyRequired": false,
-    "requestMediaTypes": [],
-    "queryDefaults": [],
-    "schema": {
-      "params": {
-        "type": "object",
-        "properties": {
-          "id": {
-            "type": "integer",
-            "format": "int32",
-            "minimum": 1,
-            "maximum": 2147483647
-          }
-        },
-        "required": [
-          "id"
-        ],
-        "additionalProperties": false
-      },
       "querystring": {
         "type": "object",
         "properties": {
@@ -5036,9 +3689,6 @@ export const operations = {
             "pattern": "^(id|name|company_id|created_at)(,(id|name|company_id|created_at))*$"
           }
         },
-        "required": [
-          "fields"
-        ],
         "additionalProperties": false
       },
       "headers": {
@@ -5239,6 +3889,10 @@ export const operations = {
             "type": "string",
             "minLength": 1,
             "maxLength": 512
+          },
+          "fields": {
+            "type": "string",
+            "pattern": "^(id|status|total|items|user_id|created_at|updated_at)(,(id|status|total|items|user_id|created_at|updated_at))*$"
           }
         },
         "additionalProperties": false
@@ -5261,209 +3915,6 @@ export const operations = {
           "content": {
             "application/json": {
               "schema": UserOrderListSchema
-            }
-          }
-        },
-        "400": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "401": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "403": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "404": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "406": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "408": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "414": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "415": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "429": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "431": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "default": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        }
-      }
-    }
-  },
-  "listUserOrdersSparse": {
-    "operationId": "listUserOrdersSparse",
-    "method": "GET",
-    "path": "/sparse/users/{id}/orders",
-    "url": "/api/v1/sparse/users/:id/orders",
-    "authenticated": true,
-    "queryCredential": null,
-    "scopes": [
-      "orders:read"
-    ],
-    "requestBodyRequired": false,
-    "requestMediaTypes": [],
-    "queryDefaults": [
-      "sort",
-      "limit"
-    ],
-    "schema": {
-      "params": {
-        "type": "object",
-        "properties": {
-          "id": {
-            "type": "integer",
-            "format": "int32",
-            "minimum": 1,
-            "maximum": 2147483647
-          }
-        },
-        "required": [
-          "id"
-        ],
-        "additionalProperties": false
-      },
-      "querystring": {
-        "type": "object",
-        "properties": {
-          "status": OrderStatusSchema,
-          "sort": {
-            "type": "string",
-            "enum": [
-              "created_at",
-              "-created_at",
-              "total",
-              "-total",
-              "id",
-              "-id"
-            ],
-            "default": "-created_at"
-          },
-          "limit": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": 100,
-            "default": 20
-          },
-          "cursor": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 512
-          },
-          "fields": {
-            "type": "string",
-            "pattern": "^(id|status|total|items|user_id|created_at|updated_at)(,(id|status|total|items|user_id|created_at|updated_at))*$"
-          }
-        },
-        "required": [
-          "fields"
-        ],
-        "additionalProperties": false
-      },
-      "headers": {
-        "type": "object",
-        "properties": {
-          "if-none-match": {
-            "type": "string"
-          },
-          "read-after-lsn": {
-            "type": "string",
-            "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"
-          }
-        },
-        "additionalProperties": true
-      },
-      "response": {
-        "200": {
-          "content": {
-            "application/json": {
-              "schema": SparseUserOrderListSchema
             }
           }
         },
@@ -5607,6 +4058,10 @@ export const operations = {
             "type": "string",
             "minLength": 1,
             "maxLength": 512
+          },
+          "fields": {
+            "type": "string",
+            "pattern": "^(sku|name|price)(,(sku|name|price))*$"
           }
         },
         "additionalProperties": false
@@ -5843,158 +4298,6 @@ export const operations = {
           }
         },
         "422": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "429": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "431": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "default": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        }
-      }
-    }
-  },
-  "listProductsSparse": {
-    "operationId": "listProductsSparse",
-    "method": "GET",
-    "path": "/sparse/products",
-    "url": "/api/v1/sparse/products",
-    "authenticated": true,
-    "queryCredential": null,
-    "scopes": [],
-    "requestBodyRequired": false,
-    "requestMediaTypes": [],
-    "queryDefaults": [
-      "limit"
-    ],
-    "schema": {
-      "querystring": {
-        "type": "object",
-        "properties": {
-          "limit": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": 100,
-            "default": 20
-          },
-          "cursor": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 512
-          },
-          "fields": {
-            "type": "string",
-            "pattern": "^(sku|name|price)(,(sku|name|price))*$"
-          }
-        },
-        "required": [
-          "fields"
-        ],
-        "additionalProperties": false
-      },
-      "headers": {
-        "type": "object",
-        "properties": {
-          "if-none-match": {
-            "type": "string"
-          },
-          "read-after-lsn": {
-            "type": "string",
-            "pattern": "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"
-          }
-        },
-        "additionalProperties": true
-      },
-      "response": {
-        "200": {
-          "content": {
-            "application/json": {
-              "schema": SparseProductPageSchema
-            }
-          }
-        },
-        "400": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "401": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "403": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "406": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "408": {
-          "content": {
-            "application/problem+json": {
-              "schema": ProblemSchema
-            },
-            "application/json": {
-              "schema": ProblemSchema
-            }
-          }
-        },
-        "415": {
           "content": {
             "application/problem+json": {
               "schema": ProblemSchema
@@ -7792,4 +6095,4 @@ export const operations = {
 export type OperationId = keyof typeof operations
 
 /** The operationIds, in document order. */
-export const operationIds: readonly OperationId[] = ["listOrders","createOrder","listOrdersSparse","getOrder","replaceOrder","updateOrder","deleteOrder","getOrderSparse","listOrderItems","listOrderItemsSparse","payOrder","cancelOrder","refundOrder","listArticles","createArticle","listArticlesSparse","getArticle","replaceArticle","updateArticle","deleteArticle","getArticleSparse","listArticleComments","createArticleComment","listArticleCommentsSparse","listUsers","createUser","listUsersSparse","getUser","getUserSparse","listUserOrders","listUserOrdersSparse","listProducts","createProduct","listProductsSparse","listEvents","streamEvents","createEventStreamTicket","getOpenApiJson","getOpenApiYaml","listWebhookEndpoints","createWebhookEndpoint","getWebhookEndpoint","deleteWebhookEndpoint","listWebhookDeliveries","listWebhookDeliveryAttempts","retryWebhookDelivery"]
+export const operationIds: readonly OperationId[] = ["listOrders","createOrder","getOrder","replaceOrder","updateOrder","deleteOrder","listOrderItems","payOrder","cancelOrder","refundOrder","listArticles","createArticle","getArticle","replaceArticle","updateArticle","deleteArticle","listArticleComments","createArticleComment","listUsers","createUser","getUser","listUserOrders","listProducts","createProduct","listEvents","streamEvents","createEventStreamTicket","getOpenApiJson","getOpenApiYaml","listWebhookEndpoints","createWebhookEndpoint","getWebhookEndpoint","deleteWebhookEndpoint","listWebhookDeliveries","listWebhookDeliveryAttempts","retryWebhookDelivery"]

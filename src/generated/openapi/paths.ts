@@ -25,26 +25,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/sparse/orders": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List orders, sparse
-         * @description The caller's orders (an admin sees everyone's and may filter by user_id), newest first by default, in keyset pages. Each record carries exactly the fields `fields=` names (sparse fieldsets, decisions §16): the same read as `listOrders` (/orders), with the same rules, cursors and errors.
-         */
-        get: operations["listOrdersSparse"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/orders/{id}": {
         parameters: {
             query?: never;
@@ -77,26 +57,6 @@ export interface paths {
         patch: operations["updateOrder"];
         trace?: never;
     };
-    "/sparse/orders/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get an order, sparse
-         * @description One order with its items. Another user's order is 403 unless the caller is an admin. Each record carries exactly the fields `fields=` names (sparse fieldsets, decisions §16): the same read as `getOrder` (/orders/{id}), with the same rules, cursors and errors.
-         */
-        get: operations["getOrderSparse"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/orders/{id}/items": {
         parameters: {
             query?: never;
@@ -109,26 +69,6 @@ export interface paths {
          * @description The line items of an order, in the order they were given.
          */
         get: operations["listOrderItems"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/sparse/orders/{id}/items": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List an order's items, sparse
-         * @description The line items of an order, in the order they were given. Each record carries exactly the fields `fields=` names (sparse fieldsets, decisions §16): the same read as `listOrderItems` (/orders/{id}/items), with the same rules, cursors and errors.
-         */
-        get: operations["listOrderItemsSparse"];
         put?: never;
         post?: never;
         delete?: never;
@@ -221,26 +161,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/sparse/articles": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List articles, sparse
-         * @description Articles, newest first by default, in keyset pages. Any valid token may read them. Each record carries exactly the fields `fields=` names (sparse fieldsets, decisions §16): the same read as `listArticles` (/articles), with the same rules, cursors and errors.
-         */
-        get: operations["listArticlesSparse"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/articles/{id}": {
         parameters: {
             query?: never;
@@ -273,26 +193,6 @@ export interface paths {
         patch: operations["updateArticle"];
         trace?: never;
     };
-    "/sparse/articles/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get an article, sparse
-         * @description One article. Any valid token may read it. Each record carries exactly the fields `fields=` names (sparse fieldsets, decisions §16): the same read as `getArticle` (/articles/{id}), with the same rules, cursors and errors.
-         */
-        get: operations["getArticleSparse"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/articles/{id}/comments": {
         parameters: {
             query?: never;
@@ -311,26 +211,6 @@ export interface paths {
          * @description Adds a comment by the caller.
          */
         post: operations["createArticleComment"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/sparse/articles/{id}/comments": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List an article's comments, sparse
-         * @description Comments, oldest first. Any valid token may read them. Each record carries exactly the fields `fields=` names (sparse fieldsets, decisions §16): the same read as `listArticleComments` (/articles/{id}/comments), with the same rules, cursors and errors.
-         */
-        get: operations["listArticleCommentsSparse"];
-        put?: never;
-        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -361,26 +241,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/sparse/users": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List users, sparse
-         * @description Every user, by id ascending. Admin only. Each record carries exactly the fields `fields=` names (sparse fieldsets, decisions §16): the same read as `listUsers` (/users), with the same rules, cursors and errors.
-         */
-        get: operations["listUsersSparse"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/users/{id}": {
         parameters: {
             query?: never;
@@ -393,26 +253,6 @@ export interface paths {
          * @description One user: that user or an admin, else 403.
          */
         get: operations["getUser"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/sparse/users/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a user, sparse
-         * @description One user: that user or an admin, else 403. Each record carries exactly the fields `fields=` names (sparse fieldsets, decisions §16): the same read as `getUser` (/users/{id}), with the same rules, cursors and errors.
-         */
-        get: operations["getUserSparse"];
         put?: never;
         post?: never;
         delete?: never;
@@ -441,26 +281,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/sparse/users/{id}/orders": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List a user's orders, sparse
-         * @description The user's orders, newest first by default: that user or an admin, else 403. Each record carries exactly the fields `fields=` names (sparse fieldsets, decisions §16): the same read as `listUserOrders` (/users/{id}/orders), with the same rules, cursors and errors.
-         */
-        get: operations["listUserOrdersSparse"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/products": {
         parameters: {
             query?: never;
@@ -479,26 +299,6 @@ export interface paths {
          * @description Adds a product to the catalog; a taken sku is 409. The catalog has no per-product URL, so the response has no Location. Admin only.
          */
         post: operations["createProduct"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/sparse/products": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List products, sparse
-         * @description The catalog, by sku ascending. Any valid token may read it. Each record carries exactly the fields `fields=` names (sparse fieldsets, decisions §16): the same read as `listProducts` (/products), with the same rules, cursors and errors.
-         */
-        get: operations["listProductsSparse"];
-        put?: never;
-        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1203,76 +1003,38 @@ export interface components {
         };
         /** @description A page of orders (list envelope A). */
         OrderPage: {
-            data: components["schemas"]["Order"][];
-            page: components["schemas"]["PageInfo"];
-        };
-        /** @description A page of orders (list envelope A), as the /sparse/ reads answer it - each record the part `fields=` named (all of it when `fields=` names every field). */
-        SparseOrderPage: {
             data: (components["schemas"]["Order"] | components["schemas"]["OrderSparse"])[];
             page: components["schemas"]["PageInfo"];
         };
         /** @description A page of articles (list envelope A). */
         ArticlePage: {
-            data: components["schemas"]["Article"][];
-            page: components["schemas"]["PageInfo"];
-        };
-        /** @description A page of articles (list envelope A), as the /sparse/ reads answer it - each record the part `fields=` named (all of it when `fields=` names every field). */
-        SparseArticlePage: {
             data: (components["schemas"]["Article"] | components["schemas"]["ArticleSparse"])[];
             page: components["schemas"]["PageInfo"];
         };
         /** @description A page of users (list envelope A). */
         UserPage: {
-            data: components["schemas"]["User"][];
-            page: components["schemas"]["PageInfo"];
-        };
-        /** @description A page of users (list envelope A), as the /sparse/ reads answer it - each record the part `fields=` named (all of it when `fields=` names every field). */
-        SparseUserPage: {
             data: (components["schemas"]["User"] | components["schemas"]["UserSparse"])[];
             page: components["schemas"]["PageInfo"];
         };
         /** @description A page of products (list envelope A). */
         ProductPage: {
-            data: components["schemas"]["Product"][];
-            page: components["schemas"]["PageInfo"];
-        };
-        /** @description A page of products (list envelope A), as the /sparse/ reads answer it - each record the part `fields=` named (all of it when `fields=` names every field). */
-        SparseProductPage: {
             data: (components["schemas"]["Product"] | components["schemas"]["ProductSparse"])[];
             page: components["schemas"]["PageInfo"];
         };
         /** @description A page of an order's items (list envelope B). */
         OrderItemList: {
-            data: components["schemas"]["OrderItem"][];
-            /** @description Pass back as `cursor` for the next page; null on the last page. */
-            next_cursor: string | null;
-        };
-        /** @description A page of an order's items (list envelope B), as the /sparse/ reads answer it - each record the part `fields=` named (all of it when `fields=` names every field). */
-        SparseOrderItemList: {
             data: (components["schemas"]["OrderItem"] | components["schemas"]["OrderItemSparse"])[];
             /** @description Pass back as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
         };
         /** @description A page of an article's comments (list envelope B). */
         CommentList: {
-            data: components["schemas"]["Comment"][];
-            /** @description Pass back as `cursor` for the next page; null on the last page. */
-            next_cursor: string | null;
-        };
-        /** @description A page of an article's comments (list envelope B), as the /sparse/ reads answer it - each record the part `fields=` named (all of it when `fields=` names every field). */
-        SparseCommentList: {
             data: (components["schemas"]["Comment"] | components["schemas"]["CommentSparse"])[];
             /** @description Pass back as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
         };
         /** @description A page of a user's orders (list envelope B). */
         UserOrderList: {
-            data: components["schemas"]["Order"][];
-            /** @description Pass back as `cursor` for the next page; null on the last page. */
-            next_cursor: string | null;
-        };
-        /** @description A page of a user's orders (list envelope B), as the /sparse/ reads answer it - each record the part `fields=` named (all of it when `fields=` names every field). */
-        SparseUserOrderList: {
             data: (components["schemas"]["Order"] | components["schemas"]["OrderSparse"])[];
             /** @description Pass back as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
@@ -2161,24 +1923,24 @@ export interface components {
          * @example 16/B374D848
          */
         ReadAfterLsn: string;
-        /** @description Comma-separated field names; each record carries exactly those fields. Allowed: id, status, total, items, user_id, created_at, updated_at. */
-        SparseOrderFields: string;
-        /** @description Comma-separated field names; each record carries exactly those fields. Allowed: id, title, body, author_id, created_at, updated_at. */
-        SparseArticleFields: string;
-        /** @description Comma-separated field names; each record carries exactly those fields. Allowed: id, name, company_id, created_at. */
-        SparseUserFields: string;
-        /** @description Comma-separated field names; each record carries exactly those fields. Allowed: sku, name, price. */
-        SparseProductFields: string;
-        /** @description Comma-separated field names; each record carries exactly those fields. Allowed: id, article_id, author_id, body, created_at. */
-        SparseCommentFields: string;
-        /** @description Comma-separated field names; each record carries exactly those fields. Allowed: sku, qty, unit_price. */
-        SparseOrderItemFields: string;
+        /** @description Comma-separated field names (sparse fieldsets): each record then carries exactly those fields; without it, every field. Allowed: id, status, total, items, user_id, created_at, updated_at. */
+        OrderFields: string;
+        /** @description Comma-separated field names (sparse fieldsets): each record then carries exactly those fields; without it, every field. Allowed: id, title, body, author_id, created_at, updated_at. */
+        ArticleFields: string;
+        /** @description Comma-separated field names (sparse fieldsets): each record then carries exactly those fields; without it, every field. Allowed: id, name, company_id, created_at. */
+        UserFields: string;
+        /** @description Comma-separated field names (sparse fieldsets): each record then carries exactly those fields; without it, every field. Allowed: sku, name, price. */
+        ProductFields: string;
+        /** @description Comma-separated field names (sparse fieldsets): each record then carries exactly those fields; without it, every field. Allowed: id, article_id, author_id, body, created_at. */
+        CommentFields: string;
+        /** @description Comma-separated field names (sparse fieldsets): each record then carries exactly those fields; without it, every field. Allowed: sku, qty, unit_price. */
+        OrderItemFields: string;
     };
     requestBodies: never;
     headers: {
         /** @description Absolute URL of the created resource. */
         Location: string;
-        /** @description Strong entity tag of this representation. */
+        /** @description Strong entity tag of this representation: a sparse answer (`fields=`) has its own, never the full record's, so it is no If-Match for a write. */
         ETag: string;
         /** @description `private, max-age=30` on lists, `private, no-cache` on single records. */
         CacheControl: string;
@@ -2229,6 +1991,8 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
                 cursor?: components["parameters"]["Cursor"];
+                /** @description Comma-separated field names (sparse fieldsets): each record then carries exactly those fields; without it, every field. Allowed: id, status, total, items, user_id, created_at, updated_at. */
+                fields?: components["parameters"]["OrderFields"];
             };
             header?: {
                 /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
@@ -2388,83 +2152,12 @@ export interface operations {
             default: components["responses"]["InternalError"];
         };
     };
-    listOrdersSparse: {
-        parameters: {
-            query: {
-                /** @description Only orders in this state. */
-                status?: components["parameters"]["OrderStatusFilter"];
-                /** @description Only this user's orders. Admin only; others get 403. */
-                user_id?: components["parameters"]["UserIdFilter"];
-                /** @description A field name; a leading minus sorts descending. */
-                sort?: components["parameters"]["OrderSort"];
-                /** @description Page size, 1-100. */
-                limit?: components["parameters"]["Limit"];
-                /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
-                cursor?: components["parameters"]["Cursor"];
-                /** @description Comma-separated field names; each record carries exactly those fields. Allowed: id, status, total, items, user_id, created_at, updated_at. */
-                fields: components["parameters"]["SparseOrderFields"];
-            };
-            header?: {
-                /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /**
-                 * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
-                 * @example 16/B374D848
-                 */
-                "Read-After-LSN"?: components["parameters"]["ReadAfterLsn"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of orders. */
-            200: {
-                headers: {
-                    ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["CacheControl"];
-                    Vary: components["headers"]["Vary"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "id": 8,
-                     *           "status": "pending"
-                     *         }
-                     *       ],
-                     *       "page": {
-                     *         "next": "http://127.0.0.1:3000/api/v1/sparse/orders?fields=id,status&limit=1&cursor=eyJ2IjoxfQ.c2ln",
-                     *         "cursor": "eyJ2IjoxfQ.c2ln",
-                     *         "total": 3
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["SparseOrderPage"];
-                };
-            };
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            406: components["responses"]["NotAcceptable"];
-            408: components["responses"]["RequestTimeout"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            431: components["responses"]["RequestHeaderFieldsTooLarge"];
-            default: components["responses"]["InternalError"];
-        };
-    };
     getOrder: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Comma-separated field names (sparse fieldsets): each record then carries exactly those fields; without it, every field. Allowed: id, status, total, items, user_id, created_at, updated_at. */
+                fields?: components["parameters"]["OrderFields"];
+            };
             header?: {
                 /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
@@ -2518,7 +2211,7 @@ export interface operations {
                      *       "updated_at": "2026-11-22T10:00:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["Order"];
+                    "application/json": components["schemas"]["Order"] | components["schemas"]["OrderSparse"];
                 };
             };
             304: components["responses"]["NotModified"];
@@ -2756,66 +2449,6 @@ export interface operations {
             default: components["responses"]["InternalError"];
         };
     };
-    getOrderSparse: {
-        parameters: {
-            query: {
-                /** @description Comma-separated field names; each record carries exactly those fields. Allowed: id, status, total, items, user_id, created_at, updated_at. */
-                fields: components["parameters"]["SparseOrderFields"];
-            };
-            header?: {
-                /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /**
-                 * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
-                 * @example 16/B374D848
-                 */
-                "Read-After-LSN"?: components["parameters"]["ReadAfterLsn"];
-            };
-            path: {
-                /** @description The order's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another order. */
-                id: components["parameters"]["OrderId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The order. */
-            200: {
-                headers: {
-                    ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["CacheControl"];
-                    Vary: components["headers"]["Vary"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": 8,
-                     *       "status": "pending"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Order"] | components["schemas"]["OrderSparse"];
-                };
-            };
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            406: components["responses"]["NotAcceptable"];
-            408: components["responses"]["RequestTimeout"];
-            414: components["responses"]["URITooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            431: components["responses"]["RequestHeaderFieldsTooLarge"];
-            default: components["responses"]["InternalError"];
-        };
-    };
     listOrderItems: {
         parameters: {
             query?: {
@@ -2823,6 +2456,8 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
                 cursor?: components["parameters"]["Cursor"];
+                /** @description Comma-separated field names (sparse fieldsets): each record then carries exactly those fields; without it, every field. Allowed: sku, qty, unit_price. */
+                fields?: components["parameters"]["OrderItemFields"];
             };
             header?: {
                 /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
@@ -2873,79 +2508,6 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["OrderItemList"];
-                };
-            };
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            406: components["responses"]["NotAcceptable"];
-            408: components["responses"]["RequestTimeout"];
-            414: components["responses"]["URITooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            431: components["responses"]["RequestHeaderFieldsTooLarge"];
-            default: components["responses"]["InternalError"];
-        };
-    };
-    listOrderItemsSparse: {
-        parameters: {
-            query: {
-                /** @description Page size, 1-100. */
-                limit?: components["parameters"]["Limit"];
-                /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
-                cursor?: components["parameters"]["Cursor"];
-                /** @description Comma-separated field names; each record carries exactly those fields. Allowed: sku, qty, unit_price. */
-                fields: components["parameters"]["SparseOrderItemFields"];
-            };
-            header?: {
-                /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /**
-                 * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
-                 * @example 16/B374D848
-                 */
-                "Read-After-LSN"?: components["parameters"]["ReadAfterLsn"];
-            };
-            path: {
-                /** @description The order's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another order. */
-                id: components["parameters"]["OrderId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of items. */
-            200: {
-                headers: {
-                    ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["CacheControl"];
-                    Vary: components["headers"]["Vary"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "sku": "KB-101",
-                     *           "qty": 2
-                     *         },
-                     *         {
-                     *           "sku": "CB-404",
-                     *           "qty": 1
-                     *         }
-                     *       ],
-                     *       "next_cursor": null
-                     *     }
-                     */
-                    "application/json": components["schemas"]["SparseOrderItemList"];
                 };
             };
             304: components["responses"]["NotModified"];
@@ -3210,6 +2772,8 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
                 cursor?: components["parameters"]["Cursor"];
+                /** @description Comma-separated field names (sparse fieldsets): each record then carries exactly those fields; without it, every field. Allowed: id, title, body, author_id, created_at, updated_at. */
+                fields?: components["parameters"]["ArticleFields"];
             };
             header?: {
                 /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
@@ -3337,79 +2901,12 @@ export interface operations {
             default: components["responses"]["InternalError"];
         };
     };
-    listArticlesSparse: {
-        parameters: {
-            query: {
-                /** @description A field name; a leading minus sorts descending. */
-                sort?: components["parameters"]["ArticleSort"];
-                /** @description Page size, 1-100. */
-                limit?: components["parameters"]["Limit"];
-                /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
-                cursor?: components["parameters"]["Cursor"];
-                /** @description Comma-separated field names; each record carries exactly those fields. Allowed: id, title, body, author_id, created_at, updated_at. */
-                fields: components["parameters"]["SparseArticleFields"];
-            };
-            header?: {
-                /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /**
-                 * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
-                 * @example 16/B374D848
-                 */
-                "Read-After-LSN"?: components["parameters"]["ReadAfterLsn"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of articles. */
-            200: {
-                headers: {
-                    ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["CacheControl"];
-                    Vary: components["headers"]["Vary"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "id": 4,
-                     *           "title": "Designing idempotent APIs"
-                     *         }
-                     *       ],
-                     *       "page": {
-                     *         "next": "http://127.0.0.1:3000/api/v1/sparse/articles?fields=id,title&limit=1&cursor=eyJrIjpbNF19.Xk3v",
-                     *         "cursor": "eyJrIjpbNF19.Xk3v",
-                     *         "total": 3
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["SparseArticlePage"];
-                };
-            };
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            406: components["responses"]["NotAcceptable"];
-            408: components["responses"]["RequestTimeout"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            431: components["responses"]["RequestHeaderFieldsTooLarge"];
-            default: components["responses"]["InternalError"];
-        };
-    };
     getArticle: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Comma-separated field names (sparse fieldsets): each record then carries exactly those fields; without it, every field. Allowed: id, title, body, author_id, created_at, updated_at. */
+                fields?: components["parameters"]["ArticleFields"];
+            };
             header?: {
                 /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
@@ -3451,7 +2948,7 @@ export interface operations {
                      *       "updated_at": "2026-11-22T10:00:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["Article"];
+                    "application/json": components["schemas"]["Article"] | components["schemas"]["ArticleSparse"];
                 };
             };
             304: components["responses"]["NotModified"];
@@ -3647,66 +3144,6 @@ export interface operations {
             default: components["responses"]["InternalError"];
         };
     };
-    getArticleSparse: {
-        parameters: {
-            query: {
-                /** @description Comma-separated field names; each record carries exactly those fields. Allowed: id, title, body, author_id, created_at, updated_at. */
-                fields: components["parameters"]["SparseArticleFields"];
-            };
-            header?: {
-                /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /**
-                 * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
-                 * @example 16/B374D848
-                 */
-                "Read-After-LSN"?: components["parameters"]["ReadAfterLsn"];
-            };
-            path: {
-                /** @description The article's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another article. */
-                id: components["parameters"]["ArticleId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The article. */
-            200: {
-                headers: {
-                    ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["CacheControl"];
-                    Vary: components["headers"]["Vary"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": 4,
-                     *       "title": "Designing idempotent APIs"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Article"] | components["schemas"]["ArticleSparse"];
-                };
-            };
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            406: components["responses"]["NotAcceptable"];
-            408: components["responses"]["RequestTimeout"];
-            414: components["responses"]["URITooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            431: components["responses"]["RequestHeaderFieldsTooLarge"];
-            default: components["responses"]["InternalError"];
-        };
-    };
     listArticleComments: {
         parameters: {
             query?: {
@@ -3714,6 +3151,8 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
                 cursor?: components["parameters"]["Cursor"];
+                /** @description Comma-separated field names (sparse fieldsets): each record then carries exactly those fields; without it, every field. Allowed: id, article_id, author_id, body, created_at. */
+                fields?: components["parameters"]["CommentFields"];
             };
             header?: {
                 /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
@@ -3844,75 +3283,6 @@ export interface operations {
             default: components["responses"]["InternalError"];
         };
     };
-    listArticleCommentsSparse: {
-        parameters: {
-            query: {
-                /** @description Page size, 1-100. */
-                limit?: components["parameters"]["Limit"];
-                /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
-                cursor?: components["parameters"]["Cursor"];
-                /** @description Comma-separated field names; each record carries exactly those fields. Allowed: id, article_id, author_id, body, created_at. */
-                fields: components["parameters"]["SparseCommentFields"];
-            };
-            header?: {
-                /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /**
-                 * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
-                 * @example 16/B374D848
-                 */
-                "Read-After-LSN"?: components["parameters"]["ReadAfterLsn"];
-            };
-            path: {
-                /** @description The article's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another article. */
-                id: components["parameters"]["ArticleId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of comments. */
-            200: {
-                headers: {
-                    ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["CacheControl"];
-                    Vary: components["headers"]["Vary"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "id": 6,
-                     *           "article_id": 4
-                     *         }
-                     *       ],
-                     *       "next_cursor": null
-                     *     }
-                     */
-                    "application/json": components["schemas"]["SparseCommentList"];
-                };
-            };
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            406: components["responses"]["NotAcceptable"];
-            408: components["responses"]["RequestTimeout"];
-            414: components["responses"]["URITooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            431: components["responses"]["RequestHeaderFieldsTooLarge"];
-            default: components["responses"]["InternalError"];
-        };
-    };
     listUsers: {
         parameters: {
             query?: {
@@ -3920,6 +3290,8 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
                 cursor?: components["parameters"]["Cursor"];
+                /** @description Comma-separated field names (sparse fieldsets): each record then carries exactly those fields; without it, every field. Allowed: id, name, company_id, created_at. */
+                fields?: components["parameters"]["UserFields"];
             };
             header?: {
                 /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
@@ -4049,81 +3421,12 @@ export interface operations {
             default: components["responses"]["InternalError"];
         };
     };
-    listUsersSparse: {
-        parameters: {
-            query: {
-                /** @description Page size, 1-100. */
-                limit?: components["parameters"]["Limit"];
-                /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
-                cursor?: components["parameters"]["Cursor"];
-                /** @description Comma-separated field names; each record carries exactly those fields. Allowed: id, name, company_id, created_at. */
-                fields: components["parameters"]["SparseUserFields"];
-            };
-            header?: {
-                /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /**
-                 * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
-                 * @example 16/B374D848
-                 */
-                "Read-After-LSN"?: components["parameters"]["ReadAfterLsn"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of users. */
-            200: {
-                headers: {
-                    ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["CacheControl"];
-                    Vary: components["headers"]["Vary"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "id": 1,
-                     *           "name": "Ada Lovelace"
-                     *         },
-                     *         {
-                     *           "id": 4,
-                     *           "name": "Katherine Johnson"
-                     *         }
-                     *       ],
-                     *       "page": {
-                     *         "next": null,
-                     *         "cursor": null,
-                     *         "total": 2
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["SparseUserPage"];
-                };
-            };
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            406: components["responses"]["NotAcceptable"];
-            408: components["responses"]["RequestTimeout"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            431: components["responses"]["RequestHeaderFieldsTooLarge"];
-            default: components["responses"]["InternalError"];
-        };
-    };
     getUser: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Comma-separated field names (sparse fieldsets): each record then carries exactly those fields; without it, every field. Allowed: id, name, company_id, created_at. */
+                fields?: components["parameters"]["UserFields"];
+            };
             header?: {
                 /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
@@ -4163,66 +3466,6 @@ export interface operations {
                      *       "created_at": "2026-11-22T10:00:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["User"];
-                };
-            };
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            406: components["responses"]["NotAcceptable"];
-            408: components["responses"]["RequestTimeout"];
-            414: components["responses"]["URITooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            431: components["responses"]["RequestHeaderFieldsTooLarge"];
-            default: components["responses"]["InternalError"];
-        };
-    };
-    getUserSparse: {
-        parameters: {
-            query: {
-                /** @description Comma-separated field names; each record carries exactly those fields. Allowed: id, name, company_id, created_at. */
-                fields: components["parameters"]["SparseUserFields"];
-            };
-            header?: {
-                /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /**
-                 * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
-                 * @example 16/B374D848
-                 */
-                "Read-After-LSN"?: components["parameters"]["ReadAfterLsn"];
-            };
-            path: {
-                /** @description The user's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another user. */
-                id: components["parameters"]["UserId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The user. */
-            200: {
-                headers: {
-                    ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["CacheControl"];
-                    Vary: components["headers"]["Vary"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": 2,
-                     *       "name": "Grace Hopper"
-                     *     }
-                     */
                     "application/json": components["schemas"]["User"] | components["schemas"]["UserSparse"];
                 };
             };
@@ -4251,6 +3494,8 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
                 cursor?: components["parameters"]["Cursor"];
+                /** @description Comma-separated field names (sparse fieldsets): each record then carries exactly those fields; without it, every field. Allowed: id, status, total, items, user_id, created_at, updated_at. */
+                fields?: components["parameters"]["OrderFields"];
             };
             header?: {
                 /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
@@ -4327,79 +3572,6 @@ export interface operations {
             default: components["responses"]["InternalError"];
         };
     };
-    listUserOrdersSparse: {
-        parameters: {
-            query: {
-                /** @description Only orders in this state. */
-                status?: components["parameters"]["OrderStatusFilter"];
-                /** @description A field name; a leading minus sorts descending. */
-                sort?: components["parameters"]["OrderSort"];
-                /** @description Page size, 1-100. */
-                limit?: components["parameters"]["Limit"];
-                /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
-                cursor?: components["parameters"]["Cursor"];
-                /** @description Comma-separated field names; each record carries exactly those fields. Allowed: id, status, total, items, user_id, created_at, updated_at. */
-                fields: components["parameters"]["SparseOrderFields"];
-            };
-            header?: {
-                /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /**
-                 * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
-                 * @example 16/B374D848
-                 */
-                "Read-After-LSN"?: components["parameters"]["ReadAfterLsn"];
-            };
-            path: {
-                /** @description The user's id, written as a canonical decimal integer (`^[1-9][0-9]{0,9}$`); `03`, `3.0`, `+3` or `0x3` is 400 VALIDATION_FAILED, never another user. */
-                id: components["parameters"]["UserId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of the user's orders. */
-            200: {
-                headers: {
-                    ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["CacheControl"];
-                    Vary: components["headers"]["Vary"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "id": 8,
-                     *           "status": "pending"
-                     *         }
-                     *       ],
-                     *       "next_cursor": null
-                     *     }
-                     */
-                    "application/json": components["schemas"]["SparseUserOrderList"];
-                };
-            };
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            406: components["responses"]["NotAcceptable"];
-            408: components["responses"]["RequestTimeout"];
-            414: components["responses"]["URITooLong"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            431: components["responses"]["RequestHeaderFieldsTooLarge"];
-            default: components["responses"]["InternalError"];
-        };
-    };
     listProducts: {
         parameters: {
             query?: {
@@ -4407,6 +3579,8 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
                 cursor?: components["parameters"]["Cursor"];
+                /** @description Comma-separated field names (sparse fieldsets): each record then carries exactly those fields; without it, every field. Allowed: sku, name, price. */
+                fields?: components["parameters"]["ProductFields"];
             };
             header?: {
                 /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
@@ -4523,74 +3697,6 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            431: components["responses"]["RequestHeaderFieldsTooLarge"];
-            default: components["responses"]["InternalError"];
-        };
-    };
-    listProductsSparse: {
-        parameters: {
-            query: {
-                /** @description Page size, 1-100. */
-                limit?: components["parameters"]["Limit"];
-                /** @description Opaque, tamper-evident position from a previous page. It keeps the sort and filter it was made for: a conflicting sort or status next to it is 400. */
-                cursor?: components["parameters"]["Cursor"];
-                /** @description Comma-separated field names; each record carries exactly those fields. Allowed: sku, name, price. */
-                fields: components["parameters"]["SparseProductFields"];
-            };
-            header?: {
-                /** @description ETags the client has, weak (`W/"…"`) or strong, compared weakly (RFC 9110 §13.1.2); a match is 304 with no body. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-                /**
-                 * @description Read your own writes across instances and replicas: the `Read-After-LSN` of your last write's response, sent back as it came. The read is then served by a replica only if it has replayed that write, by the primary otherwise (at once, no wait). Optional: the server also remembers each caller's last write for a few seconds (Redis, or the instance's memory); send it when your writes and reads may reach different instances without Redis. Anything but a WAL position (`16/B374D848`: two groups of 1-8 hex digits) is 400 VALIDATION_FAILED. Without replicas every read is served by the primary and the header changes nothing.
-                 * @example 16/B374D848
-                 */
-                "Read-After-LSN"?: components["parameters"]["ReadAfterLsn"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of products. */
-            200: {
-                headers: {
-                    ETag: components["headers"]["ETag"];
-                    "Cache-Control": components["headers"]["CacheControl"];
-                    Vary: components["headers"]["Vary"];
-                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "sku": "KB-101",
-                     *           "name": "Mechanical keyboard"
-                     *         }
-                     *       ],
-                     *       "page": {
-                     *         "next": "http://127.0.0.1:3000/api/v1/sparse/products?fields=sku,name&limit=1&cursor=eyJrIjpbNF19.Xk3v",
-                     *         "cursor": "eyJrIjpbNF19.Xk3v",
-                     *         "total": 6
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["SparseProductPage"];
-                };
-            };
-            304: components["responses"]["NotModified"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            406: components["responses"]["NotAcceptable"];
-            408: components["responses"]["RequestTimeout"];
-            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             default: components["responses"]["InternalError"];

@@ -927,23 +927,6 @@ export const OrderPageSchema = {
   "properties": {
     "data": {
       "type": "array",
-      "items": OrderSchema
-    },
-    "page": PageInfoSchema
-  }
-}
-
-export const SparseOrderPageSchema = {
-  "type": "object",
-  "additionalProperties": false,
-  "required": [
-    "data",
-    "page"
-  ],
-  "description": "A page of orders (list envelope A), as the /sparse/ reads answer it - each record the part `fields=` named (all of it when `fields=` names every field).",
-  "properties": {
-    "data": {
-      "type": "array",
       "items": {
         "description": "The full Order, or the part of it that `fields=` named.",
         "oneOf": [
@@ -964,23 +947,6 @@ export const ArticlePageSchema = {
     "page"
   ],
   "description": "A page of articles (list envelope A).",
-  "properties": {
-    "data": {
-      "type": "array",
-      "items": ArticleSchema
-    },
-    "page": PageInfoSchema
-  }
-}
-
-export const SparseArticlePageSchema = {
-  "type": "object",
-  "additionalProperties": false,
-  "required": [
-    "data",
-    "page"
-  ],
-  "description": "A page of articles (list envelope A), as the /sparse/ reads answer it - each record the part `fields=` named (all of it when `fields=` names every field).",
   "properties": {
     "data": {
       "type": "array",
@@ -1007,23 +973,6 @@ export const UserPageSchema = {
   "properties": {
     "data": {
       "type": "array",
-      "items": UserSchema
-    },
-    "page": PageInfoSchema
-  }
-}
-
-export const SparseUserPageSchema = {
-  "type": "object",
-  "additionalProperties": false,
-  "required": [
-    "data",
-    "page"
-  ],
-  "description": "A page of users (list envelope A), as the /sparse/ reads answer it - each record the part `fields=` named (all of it when `fields=` names every field).",
-  "properties": {
-    "data": {
-      "type": "array",
       "items": {
         "description": "The full User, or the part of it that `fields=` named.",
         "oneOf": [
@@ -1047,23 +996,6 @@ export const ProductPageSchema = {
   "properties": {
     "data": {
       "type": "array",
-      "items": ProductSchema
-    },
-    "page": PageInfoSchema
-  }
-}
-
-export const SparseProductPageSchema = {
-  "type": "object",
-  "additionalProperties": false,
-  "required": [
-    "data",
-    "page"
-  ],
-  "description": "A page of products (list envelope A), as the /sparse/ reads answer it - each record the part `fields=` named (all of it when `fields=` names every field).",
-  "properties": {
-    "data": {
-      "type": "array",
       "items": {
         "description": "The full Product, or the part of it that `fields=` named.",
         "oneOf": [
@@ -1084,29 +1016,6 @@ export const OrderItemListSchema = {
     "next_cursor"
   ],
   "description": "A page of an order's items (list envelope B).",
-  "properties": {
-    "data": {
-      "type": "array",
-      "items": OrderItemSchema
-    },
-    "next_cursor": {
-      "type": [
-        "string",
-        "null"
-      ],
-      "description": "Pass back as `cursor` for the next page; null on the last page."
-    }
-  }
-}
-
-export const SparseOrderItemListSchema = {
-  "type": "object",
-  "additionalProperties": false,
-  "required": [
-    "data",
-    "next_cursor"
-  ],
-  "description": "A page of an order's items (list envelope B), as the /sparse/ reads answer it - each record the part `fields=` named (all of it when `fields=` names every field).",
   "properties": {
     "data": {
       "type": "array",
@@ -1139,29 +1048,6 @@ export const CommentListSchema = {
   "properties": {
     "data": {
       "type": "array",
-      "items": CommentSchema
-    },
-    "next_cursor": {
-      "type": [
-        "string",
-        "null"
-      ],
-      "description": "Pass back as `cursor` for the next page; null on the last page."
-    }
-  }
-}
-
-export const SparseCommentListSchema = {
-  "type": "object",
-  "additionalProperties": false,
-  "required": [
-    "data",
-    "next_cursor"
-  ],
-  "description": "A page of an article's comments (list envelope B), as the /sparse/ reads answer it - each record the part `fields=` named (all of it when `fields=` names every field).",
-  "properties": {
-    "data": {
-      "type": "array",
       "items": {
         "description": "The full Comment, or the part of it that `fields=` named.",
         "oneOf": [
@@ -1188,29 +1074,6 @@ export const UserOrderListSchema = {
     "next_cursor"
   ],
   "description": "A page of a user's orders (list envelope B).",
-  "properties": {
-    "data": {
-      "type": "array",
-      "items": OrderSchema
-    },
-    "next_cursor": {
-      "type": [
-        "string",
-        "null"
-      ],
-      "description": "Pass back as `cursor` for the next page; null on the last page."
-    }
-  }
-}
-
-export const SparseUserOrderListSchema = {
-  "type": "object",
-  "additionalProperties": false,
-  "required": [
-    "data",
-    "next_cursor"
-  ],
-  "description": "A page of a user's orders (list envelope B), as the /sparse/ reads answer it - each record the part `fields=` named (all of it when `fields=` names every field).",
   "properties": {
     "data": {
       "type": "array",

@@ -6,15 +6,15 @@
  *
  * `nodes` reads every type's records in one statement per type, through the same service lookups
  * (and so the same authorization) as the type's own root field and loaders: an order needs
- * `orders:read` and is its owner's or an admin's, a user record is that user's or an admin's; the
- * others are readable with any valid token. Each id answers what the type's own lookup answers:
+ * `orders:read` and is its owner's or an admin's (and so is an order's line item, read through its
+ * order), a user record is that user's or an admin's; the others are readable with any valid token. Each id answers what the type's own lookup answers:
  * the record, null when none exists, or that lookup's error (FORBIDDEN) at the id's index.
  */
 import type { MercuriusContext } from 'mercurius'
 import type { QueryResolvers, Resolvers, ResolversInterfaceTypes, ResolversTypes } from '../../generated/graphql/types.ts'
 import { ApiError, badRequest } from '../../errors.ts'
 import { callerOf } from './caller.ts'
-import { fromGlobalId, type NodeType, type NumberKeyedNodeType, toGlobalId } from './global-id.ts'
+import { fromGlobalId, type ItemKey, type NodeType, type NumberKeyedNodeType, toGlobalId } from './global-id.ts'
 
 /** The most ids one `nodes` takes, as a page holds at most 100 records. */
 export const MAX_NODE_IDS = 100
@@ -50,6 +50,22 @@ const numberKeyed: { [Type in NumberKeyedNodeType]: (ctx: MercuriusContext, ids:
 const productsBySku = async (ctx: MercuriusContext, skus: string[]): Promise<Answers<string>> =>
   tagged('Product', await ctx.app.services.products.productsBySkus(callerOf(ctx), skus))
 
+/**
+ * Line items by their global id, each through its order: one statement for the orders, under the
+ * order's own rules (an order's error is its items' error); an item past its order's last is none.
+ */
+async function itemsByIds(ctx: MercuriusContext, items: Map<string, ItemKey>): Promise<Answers<string>> {
+  const orders = await ctx.app.services.orders.getMany(callerOf(ctx), [...new Set([...items.values()].map((key) => key.orderId))])
+  const answers: Answers<string> = new Map()
+  for (const [id, { orderId, position }] of items) {
+    const order = orders.get(orderId)
+    const item = order instanceof ApiError ? undefined : order?.items[position]
+    if (order instanceof ApiError) answers.set(id, order)
+    else if (item !== undefined) answers.set(id, { ...item, orderId, position, __typename: 'Item' })
+  }
+  return answers
+}
+
 function invalidGlobalId(argument: string): ApiError {
   const rule = 'must be a global id: the `id` of a Node'
   return badRequest('INVALID_ID', `${argument} ${rule}.`, [{ in: 'body', name: argument, message: rule }])
@@ -60,8 +76,10 @@ async function loadNodes(ctx: MercuriusContext, ids: readonly (string | number)[
   const named = ids.map((id) => fromGlobalId(String(id)))
   const idsByType = new Map<NumberKeyedNodeType, Set<number>>()
   const skus = new Set<string>()
-  for (const key of named) {
+  const items = new Map<string, ItemKey>()
+  for (const [index, key] of named.entries()) {
     if (key?.type === 'Product') skus.add(key.key)
+    else if (key?.type === 'Item') items.set(String(ids[index]), key.key)
     else if (key) {
       let keys = idsByType.get(key.type)
       if (!keys) idsByType.set(key.type, (keys = new Set()))
@@ -69,15 +87,18 @@ async function loadNodes(ctx: MercuriusContext, ids: readonly (string | number)[
     }
   }
   // One statement per type, all at once.
-  const [byType, products] = await Promise.all([
+  const [byType, products, itemsById] = await Promise.all([
     Promise.all([...idsByType].map(async ([type, keys]) => [type, await numberKeyed[type](ctx, [...keys])] as const)).then(
       (entries) => new Map(entries),
     ),
     skus.size > 0 ? productsBySku(ctx, [...skus]) : new Map<string, NodeParent | ApiError>(),
+    items.size > 0 ? itemsByIds(ctx, items) : new Map<string, NodeParent | ApiError>(),
   ])
   return named.map((key, index) => {
     if (!key) return invalidGlobalId(argumentOf(index))
-    return (key.type === 'Product' ? products.get(key.key) : byType.get(key.type)?.get(key.key)) ?? null
+    if (key.type === 'Product') return products.get(key.key) ?? null
+    if (key.type === 'Item') return itemsById.get(String(ids[index])) ?? null
+    return byType.get(key.type)?.get(key.key) ?? null
   })
 }
 
@@ -112,4 +133,5 @@ export const nodeResolvers: Resolvers = {
   Author: { id: (author) => toGlobalId('Author', author.id), databaseId: (author) => author.id },
   Article: { id: (article) => toGlobalId('Article', article.id), databaseId: (article) => article.id },
   Comment: { id: (comment) => toGlobalId('Comment', comment.id), databaseId: (comment) => comment.id },
+  Item: { id: (item) => toGlobalId('Item', { orderId: item.orderId, position: item.position }) },
 }

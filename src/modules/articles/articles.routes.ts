@@ -3,7 +3,7 @@ import type { AppConfig } from '../../config.ts'
 import { ifMatch } from '../../http/conditional-requests.ts'
 import { sendCollection, sendNestedCollection, sendRecord } from '../../http/envelopes.ts'
 import { operationUrl } from '../../http/locations.ts'
-import type { OperationHandler, OperationHandlers, SparseReadHandler } from '../../http/register-operations.ts'
+import type { OperationHandler, OperationHandlers } from '../../http/register-operations.ts'
 import { answerWritten, idempotencyClaim } from '../../http/write-answers.ts'
 import { requireCaller } from '../../auth/caller.ts'
 import type { ArticlesService } from './articles.service.ts'
@@ -16,27 +16,12 @@ export function articleHandlers(articles: ArticlesService, config: AppConfig): O
     return sendRecord(reply, article)
   }
 
-  // Each read once for its two operations: the full one, and its /sparse/ mirror with `fields` (decisions §16).
-  const listArticles: SparseReadHandler<'listArticles'> = async (request, reply, fields) => {
-    const { sort, cursor, limit } = request.query
-    const page = await articles.list(requireCaller(request), { sort, cursor, limit })
-    return sendCollection(request, reply, config.publicUrl, page, fields)
-  }
-
-  const getArticle: SparseReadHandler<'getArticle'> = async (request, reply, fields) => {
-    const article = await articles.get(requireCaller(request), request.params.id)
-    return sendRecord(reply, article, fields)
-  }
-
-  const listArticleComments: SparseReadHandler<'listArticleComments'> = async (request, reply, fields) => {
-    const { cursor, limit } = request.query
-    const page = await articles.listComments(requireCaller(request), request.params.id, { cursor, limit })
-    return sendNestedCollection(reply, page, fields)
-  }
-
   return {
-    listArticles: (request, reply) => listArticles(request, reply, undefined),
-    listArticlesSparse: (request, reply) => listArticles(request, reply, request.query.fields),
+    listArticles: async (request, reply) => {
+      const { sort, cursor, limit, fields } = request.query
+      const page = await articles.list(requireCaller(request), { sort, cursor, limit })
+      return sendCollection(request, reply, config.publicUrl, page, fields)
+    },
 
     createArticle: async (request, reply) => {
       const idempotency = idempotencyClaim(request)
@@ -46,8 +31,10 @@ export function articleHandlers(articles: ArticlesService, config: AppConfig): O
       })
     },
 
-    getArticle: (request, reply) => getArticle(request, reply, undefined),
-    getArticleSparse: (request, reply) => getArticle(request, reply, request.query.fields),
+    getArticle: async (request, reply) => {
+      const article = await articles.get(requireCaller(request), request.params.id)
+      return sendRecord(reply, article, request.query.fields)
+    },
 
     replaceArticle: update,
     updateArticle: update,
@@ -57,8 +44,11 @@ export function articleHandlers(articles: ArticlesService, config: AppConfig): O
       return reply.code(204).send()
     },
 
-    listArticleComments: (request, reply) => listArticleComments(request, reply, undefined),
-    listArticleCommentsSparse: (request, reply) => listArticleComments(request, reply, request.query.fields),
+    listArticleComments: async (request, reply) => {
+      const { cursor, limit, fields } = request.query
+      const page = await articles.listComments(requireCaller(request), request.params.id, { cursor, limit })
+      return sendNestedCollection(reply, page, fields)
+    },
 
     createArticleComment: async (request, reply) => {
       const { id } = request.params

@@ -2,33 +2,27 @@
  * `GET /api/v1`, the API's front door (decisions §13, "Front doors"): what a person or a crawler
  * opening the banner's "REST API" link finds. Outside the contract's paths (like /healthz), with no
  * credential, it links the contract (also as `Link: rel="service-desc"`, RFC 8631), the docs, the
- * collections (every list operation of the contract, read from the generated manifest so that no
- * path is written twice), the event stream and GraphQL.
+ * collections (every list operation of the contract with the query parameters it takes, `fields`
+ * among them: read from the generated manifest so that no path is written twice), the event stream
+ * and GraphQL.
  */
 import type { FastifyInstance } from 'fastify'
 import type { AppConfig } from '../../config.ts'
 import { operations, operationIds } from '../../generated/openapi/operations.ts'
 import { baseUrl } from '../../http/locations.ts'
 
-/** The query parameters an operation requires (a /sparse/ read's `fields`), read from its generated schema. */
-function requiredQuery(schema: object): unknown {
+/** The names of an operation's query parameters, from its generated schema. */
+function queryParameters(schema: object): string[] {
   const querystring: unknown = Reflect.get(schema, 'querystring')
-  return typeof querystring === 'object' && querystring !== null ? Reflect.get(querystring, 'required') : undefined
+  const properties: unknown = typeof querystring === 'object' && querystring !== null ? Reflect.get(querystring, 'properties') : undefined
+  return typeof properties === 'object' && properties !== null ? Object.keys(properties) : []
 }
 
-/**
- * The collections: the contract's list operations on a path with no parameter that open with no
- * query (not the /sparse/ reads, which need `fields`: decisions §16).
- */
+/** The collections: the contract's list operations on a path with no parameter, with their query parameters. */
 const collections = operationIds
   .map((id) => operations[id])
-  .filter(
-    (operation) =>
-      operation.method === 'GET' &&
-      operation.operationId.startsWith('list') &&
-      !operation.path.includes('{') &&
-      requiredQuery(operation.schema) === undefined,
-  )
+  .filter((operation) => operation.method === 'GET' && operation.operationId.startsWith('list') && !operation.path.includes('{'))
+  .map((operation) => ({ ...operation, query: queryParameters(operation.schema) }))
 
 /** A string field of the contract's `info`, read once. */
 function infoField(contract: Record<string, unknown>, name: string): string | undefined {
@@ -62,7 +56,7 @@ export async function apiIndexRoutes(app: FastifyInstance, options: { config: Ap
       collections: Object.fromEntries(
         collections.map((operation) => [
           operation.path.slice(1),
-          { href: `${base}${operation.url}`, operationId: operation.operationId, scopes: operation.scopes },
+          { href: `${base}${operation.url}`, operationId: operation.operationId, scopes: operation.scopes, query: operation.query },
         ]),
       ),
     }

@@ -140,6 +140,8 @@ export const orderResolvers: Resolvers = {
   Order: {
     createdAt: (order) => order.created_at,
     updatedAt: (order) => order.updated_at,
+    // Each line with its order and position, the key of its global id (decisions §13).
+    items: (order) => order.items.map((item, position) => ({ ...item, orderId: order.id, position })),
     cursor: (order, _, ctx) => order.cursor ?? ctx.app.services.orders.defaultCursor(callerOf(ctx), order),
   },
 

@@ -3,7 +3,7 @@ import type { AppConfig } from '../../config.ts'
 import { ifMatch } from '../../http/conditional-requests.ts'
 import { sendCollectionText, sendNestedCollection, sendNestedCollectionText, sendRecord, sendRecordText } from '../../http/envelopes.ts'
 import { operationUrl } from '../../http/locations.ts'
-import type { OperationHandler, OperationHandlers, SparseReadHandler } from '../../http/register-operations.ts'
+import type { OperationHandler, OperationHandlers } from '../../http/register-operations.ts'
 import { answerWritten, idempotencyClaim } from '../../http/write-answers.ts'
 import { requireCaller } from '../../auth/caller.ts'
 import type { OrderAction, OrdersService } from './orders.service.ts'
@@ -27,45 +27,17 @@ export function orderHandlers(orders: OrdersService, config: AppConfig): Operati
     return sendRecord(reply, order)
   }
 
-  // Each read once for its two operations: the full one, and its /sparse/ mirror with `fields`
-  // (decisions §16).
-  const listOrders: SparseReadHandler<'listOrders'> = async (request, reply, fields) => {
-    const { status, user_id, sort, cursor, limit } = request.query
-    // Envelope A shows the total and the next page's cursor only.
-    const page = await orders.list(
-      requireCaller(request),
-      { status, userId: user_id, sort, cursor, limit },
-      { cursors: 'next', total: true },
-    )
-    return sendCollectionText(request, reply, config.publicUrl, page, fields)
-  }
-
-  const getOrder: SparseReadHandler<'getOrder'> = async (request, reply, fields) => {
-    const order = await orders.getText(requireCaller(request), request.params.id)
-    return sendRecordText(reply, order, fields)
-  }
-
-  const listOrderItems: SparseReadHandler<'listOrderItems'> = async (request, reply, fields) => {
-    const { cursor, limit } = request.query
-    const page = await orders.listItems(requireCaller(request), request.params.id, { cursor, limit })
-    return sendNestedCollection(reply, page, fields)
-  }
-
-  const listUserOrders: SparseReadHandler<'listUserOrders'> = async (request, reply, fields) => {
-    const { status, sort, cursor, limit } = request.query
-    // Envelope B shows neither a total nor any cursor but the next page's.
-    const page = await orders.listOfUser(
-      requireCaller(request),
-      request.params.id,
-      { status, sort, cursor, limit },
-      { cursors: 'next', total: false },
-    )
-    return sendNestedCollectionText(reply, page, fields)
-  }
-
   return {
-    listOrders: (request, reply) => listOrders(request, reply, undefined),
-    listOrdersSparse: (request, reply) => listOrders(request, reply, request.query.fields),
+    listOrders: async (request, reply) => {
+      const { status, user_id, sort, cursor, limit, fields } = request.query
+      // Envelope A shows the total and the next page's cursor only.
+      const page = await orders.list(
+        requireCaller(request),
+        { status, userId: user_id, sort, cursor, limit },
+        { cursors: 'next', total: true },
+      )
+      return sendCollectionText(request, reply, config.publicUrl, page, fields)
+    },
 
     createOrder: async (request, reply) => {
       const idempotency = idempotencyClaim(request)
@@ -75,8 +47,10 @@ export function orderHandlers(orders: OrdersService, config: AppConfig): Operati
       })
     },
 
-    getOrder: (request, reply) => getOrder(request, reply, undefined),
-    getOrderSparse: (request, reply) => getOrder(request, reply, request.query.fields),
+    getOrder: async (request, reply) => {
+      const order = await orders.getText(requireCaller(request), request.params.id)
+      return sendRecordText(reply, order, request.query.fields)
+    },
 
     replaceOrder: replaceItems,
     updateOrder: replaceItems,
@@ -86,11 +60,23 @@ export function orderHandlers(orders: OrdersService, config: AppConfig): Operati
       return reply.code(204).send()
     },
 
-    listOrderItems: (request, reply) => listOrderItems(request, reply, undefined),
-    listOrderItemsSparse: (request, reply) => listOrderItems(request, reply, request.query.fields),
+    listOrderItems: async (request, reply) => {
+      const { cursor, limit, fields } = request.query
+      const page = await orders.listItems(requireCaller(request), request.params.id, { cursor, limit })
+      return sendNestedCollection(reply, page, fields)
+    },
 
-    listUserOrders: (request, reply) => listUserOrders(request, reply, undefined),
-    listUserOrdersSparse: (request, reply) => listUserOrders(request, reply, request.query.fields),
+    listUserOrders: async (request, reply) => {
+      const { status, sort, cursor, limit, fields } = request.query
+      // Envelope B shows neither a total nor any cursor but the next page's.
+      const page = await orders.listOfUser(
+        requireCaller(request),
+        request.params.id,
+        { status, sort, cursor, limit },
+        { cursors: 'next', total: false },
+      )
+      return sendNestedCollectionText(reply, page, fields)
+    },
 
     payOrder: action('payment'),
     cancelOrder: action('cancellation'),

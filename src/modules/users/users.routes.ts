@@ -2,27 +2,18 @@
 import type { AppConfig } from '../../config.ts'
 import { sendCollection, sendRecord } from '../../http/envelopes.ts'
 import { operationUrl } from '../../http/locations.ts'
-import type { OperationHandlers, SparseReadHandler } from '../../http/register-operations.ts'
+import type { OperationHandlers } from '../../http/register-operations.ts'
 import { answerWritten, idempotencyClaim } from '../../http/write-answers.ts'
 import { requireCaller } from '../../auth/caller.ts'
 import type { UsersService } from './users.service.ts'
 
 export function userHandlers(users: UsersService, config: AppConfig): OperationHandlers {
-  // Each read once for its two operations: the full one, and its /sparse/ mirror with `fields` (decisions §16).
-  const listUsers: SparseReadHandler<'listUsers'> = async (request, reply, fields) => {
-    const { cursor, limit } = request.query
-    const page = await users.list(requireCaller(request), { cursor, limit })
-    return sendCollection(request, reply, config.publicUrl, page, fields)
-  }
-
-  const getUser: SparseReadHandler<'getUser'> = async (request, reply, fields) => {
-    const user = await users.get(requireCaller(request), request.params.id)
-    return sendRecord(reply, user, fields)
-  }
-
   return {
-    listUsers: (request, reply) => listUsers(request, reply, undefined),
-    listUsersSparse: (request, reply) => listUsers(request, reply, request.query.fields),
+    listUsers: async (request, reply) => {
+      const { cursor, limit, fields } = request.query
+      const page = await users.list(requireCaller(request), { cursor, limit })
+      return sendCollection(request, reply, config.publicUrl, page, fields)
+    },
 
     createUser: async (request, reply) => {
       const idempotency = idempotencyClaim(request)
@@ -32,7 +23,9 @@ export function userHandlers(users: UsersService, config: AppConfig): OperationH
       })
     },
 
-    getUser: (request, reply) => getUser(request, reply, undefined),
-    getUserSparse: (request, reply) => getUser(request, reply, request.query.fields),
+    getUser: async (request, reply) => {
+      const user = await users.get(requireCaller(request), request.params.id)
+      return sendRecord(reply, user, request.query.fields)
+    },
   }
 }

@@ -7,6 +7,10 @@ export const fragment = graphql`
     databaseId
     status
     total
+    items {
+      sku
+      qty
+    }
     user {
       ...UserCard_user
     }

@@ -1,12 +1,14 @@
 /**
- * GET /api/v1, the REST API's front door (decisions §13, "Front doors"): with no credential it
- * links the contract, the docs, every collection of the contract, the event stream and GraphQL,
- * and each link answers.
+ * The front doors (decisions §13, "Front doors"), with no credential: GET /api/v1 links the
+ * contract, the docs, every collection of the contract with its query parameters, the event stream
+ * and GraphQL; GET / sends a browser to the docs and answers any other client with the start
+ * banner's links. Each link answers.
  */
 import t from 'tap'
 import { readFile } from 'node:fs/promises'
 import { parse } from 'yaml'
-import { bearer, build } from '../../helper.ts'
+import { startBanner } from '../../../src/start-banner.ts'
+import { bearer, build, testConfig } from '../../helper.ts'
 
 t.test('GET /api/v1 answers an index of the API whose links all work', async (t) => {
   const app = await build(t)
@@ -24,16 +26,22 @@ t.test('GET /api/v1 answers an index of the API whose links all work', async (t)
     event_stream: 'http://api.test/api/v1/events/stream',
   })
   const contract = parse(await readFile(new URL('../../../openapi.yaml', import.meta.url), 'utf8')) as {
-    paths: Record<string, { get?: { operationId: string; parameters?: Array<{ $ref?: string }> } }>
+    paths: Record<string, { get?: { operationId: string } }>
   }
-  // A list that opens with no query: not the /sparse/ reads, which require `fields` (decisions §16).
-  const takesFields = (parameters: Array<{ $ref?: string }> = []) => parameters.some((p) => /\/Sparse\w+Fields$/.test(p.$ref ?? ''))
   const lists = Object.entries(contract.paths)
-    .filter(([path, item]) => !path.includes('{') && item.get?.operationId.startsWith('list') && !takesFields(item.get.parameters))
+    .filter(([path, item]) => !path.includes('{') && item.get?.operationId.startsWith('list'))
     .map(([path]) => path.slice(1))
-  t.ok(lists.includes('orders') && !lists.includes('sparse/orders'), 'the full reads are the collections')
   t.same(Object.keys(index.collections).sort(), lists.sort(), 'every collection of the contract')
   t.match(index.collections.orders, { href: 'http://api.test/api/v1/orders', operationId: 'listOrders', scopes: ['orders:read'] })
+  // Each collection names the query parameters its read takes, `fields` (sparse fieldsets) among them.
+  t.same(index.collections.orders.query, ['status', 'user_id', 'sort', 'limit', 'cursor', 'fields'])
+  t.same(
+    Object.keys(index.collections)
+      .filter((name) => index.collections[name].query.includes('fields'))
+      .sort(),
+    ['articles', 'orders', 'products', 'users'],
+    'the four top-level reads take fields',
+  )
 
   for (const href of [
     index.links.openapi,
@@ -44,5 +52,38 @@ t.test('GET /api/v1 answers an index of the API whose links all work', async (t)
     const url = new URL(href)
     const linked = await app.inject({ method: 'GET', url: url.pathname, headers: bearer(1, 'admin') })
     t.ok([200, 302].includes(linked.statusCode), `${url.pathname} answers (${linked.statusCode})`)
+  }
+})
+
+t.test("GET / sends a browser to the docs and answers any other client with the start banner's links", async (t) => {
+  const app = await build(t)
+  const browser = await app.inject({
+    method: 'GET',
+    url: '/',
+    headers: { host: 'api.test', accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' },
+  })
+  t.equal(browser.statusCode, 302)
+  t.equal(browser.headers.location, '/docs')
+  t.match(browser.headers.vary, /Accept/)
+
+  const banner = startBanner(testConfig(), 'http://api.test')
+  for (const accept of [undefined, 'application/json', '*/*']) {
+    const client = await app.inject({ method: 'GET', url: '/', headers: { host: 'api.test', ...(accept ? { accept } : {}) } })
+    t.equal(client.statusCode, 200, `Accept: ${accept}`)
+    t.match(client.headers['content-type'], /^application\/json/)
+    t.match(client.headers.vary, /Accept/)
+    t.match(client.headers.link, /<http:\/\/api\.test\/api\/v1\/openapi\.json>; rel="service-desc"/)
+    const { links } = client.json() as { links: Record<string, string> }
+    t.match(links, { rest_api: 'http://api.test/api/v1', docs: 'http://api.test/docs', graphql_subscriptions: 'ws://api.test/graphql' })
+    for (const href of Object.values(links)) t.ok(banner.includes(href), `${href} is a link of the banner`)
+  }
+
+  // Each link a GET can follow answers (GraphQL and MCP take a POST; their own tests cover them).
+  const { links } = (await app.inject({ method: 'GET', url: '/', headers: { host: 'api.test' } })).json() as {
+    links: Record<string, string>
+  }
+  for (const name of ['rest_api', 'docs', 'graphiql', 'openapi', 'openapi_yaml', 'healthz', 'readyz']) {
+    const linked = await app.inject({ method: 'GET', url: new URL(links[name]!).pathname })
+    t.ok([200, 302].includes(linked.statusCode), `${name} answers (${linked.statusCode})`)
   }
 })
