@@ -59,6 +59,21 @@ const DRIVER_MESSAGES = [
   /^PGlite instance is already closed\.$/,
 ]
 
+/** SQLSTATEs with which the server ends the session itself: the connection is gone after them. */
+const SESSION_ENDED = new Set(['57P01', '57P02', '57P03'])
+
+/**
+ * What a pooled connection cannot be used again after: the server ended its session, or the socket
+ * failed or closed. A statement timeout (57014) or any other error leaves the connection usable.
+ */
+export function isConnectionLost(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false
+  const code = (error as { code?: unknown }).code
+  if (typeof code === 'string') return NETWORK_CODES.has(code) || SESSION_ENDED.has(code) || /^08[0-9A-Z]{3}$/.test(code)
+  const message = error instanceof Error ? error.message : ''
+  return /^Connection terminated/.test(message) || /^Client (has encountered a connection error|was closed)/.test(message)
+}
+
 function isUnavailableItself(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false
   if (error instanceof DatabaseDeadlineExceeded || error instanceof PreparedStatementInvalidated) return true

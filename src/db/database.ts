@@ -19,7 +19,7 @@ import { PGliteDialect } from './pglite-dialect.ts'
 import { ExactTextPGlite } from './exact-text-pglite.ts'
 import pg from 'pg'
 import { mkdir } from 'node:fs/promises'
-import { DatabaseDeadlineExceeded, PreparedStatementInvalidated } from './database-unavailable.ts'
+import { DatabaseDeadlineExceeded, isConnectionLost, PreparedStatementInvalidated } from './database-unavailable.ts'
 import { CLOSE_WAIT_MS, endClient } from './end-client.ts'
 import { migrations } from './migrations/index.ts'
 import { isChangedResultType, PreparedStatements } from './prepared-statements.ts'
@@ -377,6 +377,8 @@ class CheckedOutConnection implements PostgresPoolClient {
    * the next request's, or a late BEGIN open a transaction under it that never commits).
    */
   #abandoned = false
+  /** Set once a statement failed because the session or its socket died: closed on release. */
+  #lost = false
   readonly #client: pg.PoolClient
   /** When this unit of work must be over, on performance.now()'s clock; infinite without a statement timeout. */
   readonly #deadline: number
@@ -410,7 +412,13 @@ class CheckedOutConnection implements PostgresPoolClient {
       if (sqlOrCursor === 'rollback') return Promise.resolve(NOTHING_RUN)
       return Promise.reject(new DatabaseDeadlineExceeded())
     }
-    const running = this.#run<R>(sqlOrCursor, parameters)
+    const running = this.#run<R>(sqlOrCursor, parameters).catch((error: unknown) => {
+      // The server ended this session (pg_terminate_backend, a shutdown: FATAL 57P01-57P03) or the
+      // socket failed: the connection is dead even if its close has not arrived yet. Closed on
+      // release, never pooled again: the next checkout must not be handed it (decisions §12).
+      if (isConnectionLost(error)) this.#lost = true
+      throw error
+    })
     if (this.#deadline === Number.POSITIVE_INFINITY) return running
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -482,7 +490,7 @@ class CheckedOutConnection implements PostgresPoolClient {
   }
 
   release(destroy?: boolean): void {
-    this.#client.release(destroy === true || this.#abandoned || this.#prepared?.isStale(this.#client) === true)
+    this.#client.release(destroy === true || this.#abandoned || this.#lost || this.#prepared?.isStale(this.#client) === true)
   }
 }
 
