@@ -68,9 +68,11 @@ function costTarget(scenario: ScenarioResult, what: 'server' | 'PostgreSQL', rat
  */
 function targetsOf(scenario: ScenarioResult): TargetRow[] {
   const rows: TargetRow[] = []
-  if (scenario.id === 'get-order') rows.push(throughputTarget(scenario, 'fastify', 0.85, ' (the near limit; 0.90× is where we want to end)'))
+  if (scenario.id === 'get-order')
+    rows.push(throughputTarget(scenario, 'fastify', 0.85, ' (the near limit; 0.90× is where we want to end)'))
   // The list's exact total reads the counts PostgreSQL keeps (decisions §17); the bare list still counts its rows.
-  if (scenario.id === 'list-orders') rows.push(throughputTarget(scenario, 'fastify', 1.0, ' (its total no longer counts rows, the bare list’s does)'))
+  if (scenario.id === 'list-orders')
+    rows.push(throughputTarget(scenario, 'fastify', 1.0, ' (its total no longer counts rows, the bare list’s does)'))
   if (scenario.id === 'get-order' || scenario.id === 'list-orders') {
     rows.push(throughputTarget(scenario, 'platformatic', 1.3))
     rows.push(costTarget(scenario, 'server', 1.4))
