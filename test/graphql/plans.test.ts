@@ -1,6 +1,6 @@
 /**
- * GraphQL resolved by plan: a list of orders reads each order's owner and the owner's
- * company in its own statement, a user reads its company and its recent orders in its own, and what a plan read is what
+ * GraphQL resolved by plan: a page of orders reads its owners and their companies in one
+ * second statement (decisions §13), a user reads its company and its recent orders in its own, and what a plan read is what
  * the loaders give for the same document (the same JSON, for the owner and an admin, with and
  * without the optional fields). Statements are counted through Kysely's log hook.
  */
@@ -50,7 +50,7 @@ async function addLoad(app: FastifyInstance) {
     insert into order_items (order_id, position, sku, qty, unit_price) select id, 0, 'CB-404', 1, 1200 from new_orders`.execute(app.db)
 }
 
-t.test('the bench shapes: orders → user → company with items in one statement, user → company, orders → items in one', async (t) => {
+t.test('the bench shapes: orders with items, then users → company, apart; user → company, orders → items in one', async (t) => {
   // Points are not what this test is about: the shapes below take more than the default bucket.
   const { app, run } = await setup(t, { GRAPHQL_MAX_COST: '100000', GRAPHQL_COST_BUCKET: '10000000' })
   await addLoad(app)
@@ -177,7 +177,8 @@ t.test('a page of orders reads only the fields selected: no column, item field o
   t.notOk(lines.body.errors)
   t.match(pageOf(lines.statements), /"i"\."sku".*"i"\."unit_price"/s)
   t.notOk(/\bqty\b/.test(pageOf(lines.statements)))
-  const line = (lines.body.data!.orders as Array<{ items: Array<{ id: string; unitPrice: number; product: { name: string } }> }>)[0]!.items[0]!
+  const line = (lines.body.data!.orders as Array<{ items: Array<{ id: string; unitPrice: number; product: { name: string } }> }>)[0]!
+    .items[0]!
   t.ok(line.id && line.unitPrice > 0 && line.product.name, 'the line answers its id, price and product')
 })
 

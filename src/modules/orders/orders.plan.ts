@@ -2,7 +2,8 @@
  * The look-ahead of every orders field, in one place: Query.orders and ordersConnection (a page of
  * orders), User.orders (the recent orders of each user) and Query.user's statement, which reads a
  * user's recent orders with the user when it can. Each plan says what the selection under the field
- * needs read with each order (its items always, its owner and the owner's company when selected),
+ * needs read with each order (a page: only the columns and item fields selected, and the owners
+ * apart; User.orders: every field, its owner and the owner's company joined when selected),
  * what a parent already carries, and the field's arguments as the orders service reads them, each
  * argument parsed here and only here. The resolvers (orders.resolvers.ts, and users.resolvers.ts for
  * Query.user and me) only carry the plans out.

@@ -1,10 +1,11 @@
 /**
  * GraphQL for orders: thin resolvers over the same service the REST routes call. A list of orders
  * (Query.orders, ordersConnection, User.orders) is resolved by plan (orders.plan.ts, where each
- * list field's look-ahead and arguments are decided): the list's own statement reads each order's
- * owner (and the owner's company) when selected, so Order.user and User.company answer from their
- * parent without a load. Whatever a plan did not read (Item.product, a record reached otherwise) is
- * a loader: one set-based statement per field per execution step, whatever the number of parents.
+ * list field's look-ahead and arguments are decided): a page reads only the fields selected and,
+ * when selected, its owners (with their company) in one second statement (decisions §13);
+ * User.orders joins each order's owner. Order.user and User.company answer from their parent
+ * without a load. Whatever a plan did not read (Item.product, a record reached otherwise) is a
+ * loader: one set-based statement per field per execution step, whatever the number of parents.
  */
 import type {
   MutationCancelOrderArgs,
@@ -153,7 +154,8 @@ export const orderResolvers: Resolvers = {
     // Each line with its order and position, the key of its global id (decisions §13).
     items: (order) => read(order.items, 'Order.items').map((item, position) => ({ ...item, orderId: order.id, position })),
     cursor: (order, _, ctx) =>
-      order.cursor ?? ctx.app.services.orders.defaultCursor(callerOf(ctx), { id: order.id, created_at: read(order.created_at, 'Order.cursor') }),
+      order.cursor ??
+      ctx.app.services.orders.defaultCursor(callerOf(ctx), { id: order.id, created_at: read(order.created_at, 'Order.cursor') }),
   },
 
   Item: {

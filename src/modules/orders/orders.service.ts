@@ -104,7 +104,8 @@ export interface OrderListQuery {
  * named it (a page of Query.orders reads no more, decisions §13), an item with the item fields
  * selected. Everywhere else an order is read whole, which this type also is.
  */
-export type PlannedOrder = Pick<Order, 'id' | 'user_id'> & Partial<Omit<Order, 'id' | 'user_id' | 'items'>> & { items?: Array<Partial<OrderItem>> }
+export type PlannedOrder = Pick<Order, 'id' | 'user_id'> &
+  Partial<Omit<Order, 'id' | 'user_id' | 'items'>> & { items?: Array<Partial<OrderItem>> }
 
 /**
  * An order with the related records a plan read with it (GraphQL): its owner when asked for, as the
