@@ -180,6 +180,16 @@ t.test('a page of orders reads only the fields selected: no column, item field o
   const line = (lines.body.data!.orders as Array<{ items: Array<{ id: string; unitPrice: number; product: { name: string } }> }>)[0]!
     .items[0]!
   t.ok(line.id && line.unitPrice > 0 && line.product.name, 'the line answers its id, price and product')
+
+  // An item of no field read is still a line of its order: its id is the order's and its position.
+  const ids = await run(grace, '{ orders(first: 3) { databaseId items { id } } }')
+  t.notOk(ids.body.errors)
+  t.notOk(/"i"\."(sku|qty|unit_price)"/.test(pageOf(ids.statements)), 'no item field read')
+  const withIds = ids.body.data!.orders as Array<{ databaseId: number; items: Array<{ id: string }> }>
+  t.same(
+    withIds.find((order) => order.databaseId === 3)?.items.map((item) => item.id),
+    [toGlobalId('Item', { orderId: 3, position: 0 }), toGlobalId('Item', { orderId: 3, position: 1 })],
+  )
 })
 
 /** The selection both paths answer: every field of an order, its items and its owner. */
