@@ -15,8 +15,11 @@ export type UserParent = Listed<UserWithRelated>
 export type CompanyParent = Company
 /** An order, with the relations a plan read with it. */
 export type OrderParent = Listed<OrderWithRelated>
-/** A line item, with the order it belongs to and its position there: its global id's key (node.ts). */
-export type ItemParent = OrderItem & { orderId: number; position: number }
+/**
+ * A line item, with the order it belongs to and its position there: its global id's key (node.ts).
+ * Read by a plan, it has only the item fields selected (orders.plan.ts).
+ */
+export type ItemParent = Partial<OrderItem> & { orderId: number; position: number }
 export type ProductParent = Product
 /** The public profile of a user. */
 export type AuthorParent = Pick<User, 'id' | 'name'>

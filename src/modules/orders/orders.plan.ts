@@ -2,7 +2,8 @@
  * The look-ahead of every orders field, in one place: Query.orders and ordersConnection (a page of
  * orders), User.orders (the recent orders of each user) and Query.user's statement, which reads a
  * user's recent orders with the user when it can. Each plan says what the selection under the field
- * needs read with each order (its items always, its owner and the owner's company when selected),
+ * needs read with each order (a page: only the columns and item fields selected, and the owners
+ * apart; User.orders: every field, its owner and the owner's company joined when selected),
  * what a parent already carries, and the field's arguments as the orders service reads them, each
  * argument parsed here and only here. The resolvers (orders.resolvers.ts, and users.resolvers.ts for
  * Query.user and me) only carry the plans out.
@@ -21,13 +22,40 @@ import {
 import type { UserParent } from '../graphql-parents.ts'
 import { selectsTotalCount } from '../../graphql/resolving/connection.ts'
 import { userRelationsOf } from '../users/users.plan.ts'
-import type { OrderRelations } from './orders.repository.ts'
-import type { OrderListQuery, OrderRecordPageOptions, OrderWithRelated, UserWithRecentOrders } from './orders.service.ts'
+import type { ItemColumns, OrderColumns, OrderRelations } from './orders.repository.ts'
+import type { OrderListQuery, OrderPageInclude, OrderRecordPageOptions, OrderWithRelated, UserWithRecentOrders } from './orders.service.ts'
 
 /** What the Order fields selected (`fields`) need read with each order: its owner, with what is selected under it. */
 function orderRelationsOf(fields: SelectedFields, context: SelectionContext): OrderRelations {
   const user = fields.get('user')
   return user ? { user: userRelationsOf(selectedFieldsOf(user, context)) } : {}
+}
+
+/**
+ * The item fields an Item selection (`fields`) needs read: each scalar its own column, Item.product
+ * the sku it is found by. Item.id is made of the order and the position, read anyway.
+ */
+function itemColumnsOf(fields: SelectedFields): ItemColumns {
+  return { sku: fields.has('sku') || fields.has('product'), qty: fields.has('qty'), unit_price: fields.has('unitPrice') }
+}
+
+/**
+ * What a page of orders reads of each order for the Order fields selected (`fields`): only the
+ * columns those fields need (id, databaseId and user need the id and owner's id, always read), the
+ * items with only the item fields selected, and the owner, read apart (decisions §13). The page's
+ * sort key is added by the service when it makes cursors.
+ */
+function orderPageIncludeOf(fields: SelectedFields, context: SelectionContext): OrderPageInclude {
+  const items = fields.get('items')
+  const columns: OrderColumns = {
+    status: fields.has('status'),
+    total: fields.has('total'),
+    // The deprecated Order.cursor of an order whose list made none is made of its creation time.
+    created: fields.has('createdAt') || fields.has('cursor'),
+    updated: fields.has('updatedAt'),
+    items: items ? itemColumnsOf(selectedFieldsOf(items, context)) : undefined,
+  }
+  return { columns, ...orderRelationsOf(fields, context) }
 }
 
 /** A page of orders as a plan reads it: the service's list query, and what the page is read with. */
@@ -53,7 +81,7 @@ export function orderListPlan(args: QueryOrdersArgs, info: GraphQLResolveInfo, f
     },
     options: {
       cursors: field === 'connection' || fields.has('cursor') ? 'every' : 'none',
-      include: orderRelationsOf(fields, info),
+      include: orderPageIncludeOf(fields, info),
       total: field === 'connection' && selectsTotalCount(info),
     },
   }

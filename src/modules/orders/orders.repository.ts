@@ -62,6 +62,15 @@ export interface OrderTextRow {
   updated_at: string
 }
 
+/** The item fields an order's statement reads (a plan reads only those its selection names, decisions §13). */
+export interface ItemColumns {
+  sku: boolean
+  qty: boolean
+  unit_price: boolean
+}
+
+const EVERY_ITEM_COLUMN: ItemColumns = { sku: true, qty: true, unit_price: true }
+
 /**
  * The items of the outer `orders` row as a JSON array, in stored sequence: the one way every order
  * statement reads them (REST's JSON text and the records of GraphQL's plans alike), one scalar
@@ -73,8 +82,16 @@ export interface OrderTextRow {
  * aggregate, on the items' own position (PostgreSQL 16 and later plan a Sort of an order's few items
  * for it, never of the page: test/db/order-list-plan.test.ts).
  */
-const itemsJson = sql`(select coalesce(array_to_json(array_agg(row_to_json(item) order by i.position)), '[]'::json)
-  from order_items as i cross join lateral (select i.sku, i.qty, i.unit_price) as item where i.order_id = orders.id)`
+const itemsJson = itemsJsonOf(EVERY_ITEM_COLUMN)
+
+/** itemsJson with only `columns` in each item (in the contract's order); an item of none is `{}`. */
+function itemsJsonOf(columns: ItemColumns): RawBuilder<unknown> {
+  const read = (['sku', 'qty', 'unit_price'] as const).filter((column) => columns[column]).map((column) => sql.ref(`i.${column}`))
+  // row_to_json of a lateral subquery with no column writes `{}`, as the item of no field selected is.
+  const fields = read.length === 0 ? sql`` : sql.join(read)
+  return sql`(select coalesce(array_to_json(array_agg(row_to_json(item) order by i.position)), '[]'::json)
+  from order_items as i cross join lateral (select ${fields}) as item where i.order_id = orders.id)`
+}
 
 /**
  * The outer `orders` row as an OrderTextRow: the order as openapi.yaml's Order writes it (its
@@ -186,7 +203,7 @@ function orderBy(query: OrderPageQuery): RawBuilder<unknown> {
 
 /**
  * The order list statements, each compiled once per shape (src/db/compiled-statement.ts): a page
- * as JSON text (REST), a page with relations (GraphQL's Query.orders) and the recent orders of many
+ * as JSON text (REST), a page of the columns a plan selected (GraphQL's Query.orders) and the recent orders of many
  * users (GraphQL's User.orders). Made once per service, like compileFindOrderRecord.
  */
 export function compileOrderListStatements(db: Executor) {
@@ -195,10 +212,10 @@ export function compileOrderListStatements(db: Executor) {
     build: (query) => withTotalWhenAsked(query, orderPageAsText(query)),
     parametersOf: (query) => [...totalValues(query), ...filterValues(query), ...positionValues(query)],
   })
-  const pageWithRelated = compiledByShape(db, {
-    shapeOf: (query: OrderPageQuery & { withTotal: boolean; relations: OrderRelations }) =>
-      `${pageShape(query)}${query.withTotal ? ':total' : ''}:${JSON.stringify(query.relations)}`,
-    build: (query) => withTotalWhenAsked(query, orderPageWithRelated(query)),
+  const pageOfColumns = compiledByShape(db, {
+    shapeOf: (query: OrderPageQuery & { withTotal: boolean; columns: OrderColumns }) =>
+      `${pageShape(query)}${query.withTotal ? ':total' : ''}:${JSON.stringify(query.columns)}`,
+    build: (query) => withTotalWhenAsked(query, orderPageOfColumns(query)),
     parametersOf: (query) => [...totalValues(query), ...filterValues(query), ...positionValues(query)],
   })
   const recentOfUsers = compiledByShape(db, {
@@ -226,13 +243,9 @@ export function compileOrderListStatements(db: Executor) {
      */
     findOrderPageAsText: async (executor: Executor, query: OrderPageQuery, options: { withTotal: boolean }) =>
       pageAndTotal(await pageAsText(executor, { ...query, withTotal: options.withTotal }), 'id', options.withTotal),
-    /** One keyset page of orders (limit + 1 rows) with their items and the relations asked for, and the total when asked. */
-    findOrderPageWithRelated: async (
-      executor: Executor,
-      query: OrderPageQuery,
-      relations: OrderRelations,
-      options: { withTotal: boolean },
-    ) => pageAndTotal(await pageWithRelated(executor, { ...query, withTotal: options.withTotal, relations }), 'id', options.withTotal),
+    /** One keyset page of orders (limit + 1 rows) with the columns asked for, and the total when asked. */
+    findOrderPageOfColumns: async (executor: Executor, query: OrderPageQuery, columns: OrderColumns, options: { withTotal: boolean }) =>
+      pageAndTotal(await pageOfColumns(executor, { ...query, withTotal: options.withTotal, columns }), 'id', options.withTotal),
     /** The `last` most recent orders of each user with their items and the relations asked for. */
     findRecentOrdersOfUsers: async (
       executor: Executor,
@@ -295,14 +308,42 @@ function orderWithRelated(relations: OrderRelations): { columns: RawBuilder<unkn
   }
 }
 
-/** One keyset page of orders (limit + 1 rows) with their items and the relations asked for, in one statement. */
-function orderPageWithRelated(query: OrderPageQuery & { relations: OrderRelations }): RawBuilder<OrderWithRelatedRow> {
-  const { columns, joins } = orderWithRelated(query.relations)
+/**
+ * The order fields a page statement of a plan reads besides its id and owner's id (always read: the
+ * record's key, Order.user's and the ownership rule's): those the selection names and the page's sort
+ * key (orders.plan.ts, orders.service.ts), the items with only the item fields selected (decisions §13).
+ */
+export interface OrderColumns {
+  status: boolean
+  total: boolean
+  created: boolean
+  updated: boolean
+  items: ItemColumns | undefined
+}
+
+/**
+ * An order as a plan's page statement reads it: its id and owner's id, and the fields of
+ * OrderColumns asked for (an item with only the item fields asked for).
+ */
+export type OrderColumnsRow = Pick<OrderRow, 'id' | 'user_id'> &
+  Partial<Pick<OrderRow, 'status' | 'total'> & { items: Array<Partial<OrderItem>>; created: string; updated: string }>
+
+/** One keyset page of orders (limit + 1 rows) with the columns asked for, in one statement (no join: the owners are read apart). */
+function orderPageOfColumns(query: OrderPageQuery & { columns: OrderColumns }): RawBuilder<OrderColumnsRow> {
+  const { columns } = query
+  const read = [
+    sql`orders.id`,
+    sql`orders.user_id`,
+    ...(columns.status ? [sql`orders.status`] : []),
+    ...(columns.total ? [sql`orders.total`] : []),
+    ...(columns.items ? [sql`${itemsJsonOf(columns.items)} as items`] : []),
+    ...(columns.created ? [sql`${isoTimestamp(sql.ref('orders.created_at'))} as created`] : []),
+    ...(columns.updated ? [sql`${isoTimestamp(sql.ref('orders.updated_at'))} as updated`] : []),
+  ]
   const conditions = filterConditions(query, 'orders')
-  // Unqualified, as keysetPage writes it: the joined owner's columns are all prefixed.
   if (query.after) conditions.push(afterPosition(query.sort, query.after))
-  return sql<OrderWithRelatedRow>`
-    select ${columns} from orders ${joins} ${whereAll(conditions)}
+  return sql<OrderColumnsRow>`
+    select ${sql.join(read)} from orders ${whereAll(conditions)}
     order by ${orderBy(query)} limit ${query.limit + 1}`
 }
 

@@ -1,10 +1,11 @@
 /**
  * GraphQL for orders: thin resolvers over the same service the REST routes call. A list of orders
  * (Query.orders, ordersConnection, User.orders) is resolved by plan (orders.plan.ts, where each
- * list field's look-ahead and arguments are decided): the list's own statement reads each order's
- * owner (and the owner's company) when selected, so Order.user and User.company answer from their
- * parent without a load. Whatever a plan did not read (Item.product, a record reached otherwise) is
- * a loader: one set-based statement per field per execution step, whatever the number of parents.
+ * list field's look-ahead and arguments are decided): a page reads only the fields selected and,
+ * when selected, its owners (with their company) in one second statement (decisions §13);
+ * User.orders joins each order's owner. Order.user and User.company answer from their parent
+ * without a load. Whatever a plan did not read (Item.product, a record reached otherwise) is a
+ * loader: one set-based statement per field per execution step, whatever the number of parents.
  */
 import type {
   MutationCancelOrderArgs,
@@ -31,6 +32,16 @@ import { toConnection } from '../../graphql/resolving/connection.ts'
 import { toGlobalId } from '../../graphql/resolving/global-id.ts'
 import { lookupPerSize } from '../../pagination/per-parent.ts'
 import { orderListPlan, plannedRecentOrders, userOrdersBatchPlan } from './orders.plan.ts'
+
+/**
+ * A field's value as the parent was read: a plan reads only what its selection names (orders.plan.ts,
+ * decisions §13), so a value missing under a field that is resolving is a plan that forgot it, a
+ * bug that answers an error, never a made-up value.
+ */
+function read<Value>(value: Value | undefined, field: string): Value {
+  if (value === undefined) throw new Error(`${field} was selected but its plan did not read it`)
+  return value
+}
 
 type OrderEvent = { orderId: number; userId: number; order: Order; eventId?: string }
 
@@ -138,15 +149,17 @@ export const orderResolvers: Resolvers = {
   },
 
   Order: {
-    createdAt: (order) => order.created_at,
-    updatedAt: (order) => order.updated_at,
+    createdAt: (order) => read(order.created_at, 'Order.createdAt'),
+    updatedAt: (order) => read(order.updated_at, 'Order.updatedAt'),
     // Each line with its order and position, the key of its global id (decisions §13).
-    items: (order) => order.items.map((item, position) => ({ ...item, orderId: order.id, position })),
-    cursor: (order, _, ctx) => order.cursor ?? ctx.app.services.orders.defaultCursor(callerOf(ctx), order),
+    items: (order) => read(order.items, 'Order.items').map((item, position) => ({ ...item, orderId: order.id, position })),
+    cursor: (order, _, ctx) =>
+      order.cursor ??
+      ctx.app.services.orders.defaultCursor(callerOf(ctx), { id: order.id, created_at: read(order.created_at, 'Order.cursor') }),
   },
 
   Item: {
-    unitPrice: (item) => item.unit_price,
+    unitPrice: (item) => read(item.unit_price, 'Item.unitPrice'),
   },
 }
 
@@ -164,8 +177,9 @@ export const orderLoaders: Loaders = {
   },
   Item: {
     product: async (queries, ctx) => {
-      const products = await ctx.app.services.products.productsBySkus(callerOf(ctx), [...new Set(queries.map((q) => q.obj.sku))])
-      return queries.map(({ obj }) => products.get(obj.sku) ?? null)
+      const skus = queries.map(({ obj }) => read(obj.sku, 'Item.product'))
+      const products = await ctx.app.services.products.productsBySkus(callerOf(ctx), [...new Set(skus)])
+      return skus.map((sku) => products.get(sku) ?? null)
     },
   },
   User: {

@@ -13,11 +13,11 @@ import type { JsonText } from '../../db/json-text.ts'
 import { compileStatementWrite, runWrite, type WriteOptions, type Written } from '../../db/write.ts'
 import { ApiError, conflict, forbidden, notFound, unprocessable } from '../../errors.ts'
 import type { Order, OrderItem, OrderStatus } from '../../contract/contract-types.ts'
-import { type CutPage, cutPage, type PageCursors, sortKeyOf, startOfPage } from '../../pagination/keyset-page.ts'
+import { type CutPage, cutPage, type PageCursors, startOfPage } from '../../pagination/keyset-page.ts'
 import type { Page } from '../../pagination/page.ts'
 import { groupOldestFirst } from '../../pagination/per-parent.ts'
 import type { ServiceDependencies } from '../service-dependencies.ts'
-import { userExists } from '../users/users.repository.ts'
+import { findUsersWithRelatedByIds, userExists } from '../users/users.repository.ts'
 import { mayReadUser, requireUserReadable, toUserWithRelated, type UserWithRelated } from '../users/users.service.ts'
 import type { UserRelations } from '../users/users.repository.ts'
 import { MAX_ORDER_TOTAL, type PricingResult, priceItems, type RequestedItem } from './order-pricing.ts'
@@ -71,14 +71,23 @@ export interface OrderTextPageOptions {
 }
 
 /**
- * How a page of orders is read by a GraphQL plan: each order as a record with the relations it
- * `include`s read in the same statement, the cursors the field shows (a list field none but the
- * deprecated Order.cursor, a connection every one), and the total when the connection's
- * `totalCount` is selected.
+ * What a GraphQL plan reads of each order of a page: the order's columns its selection names, and
+ * its owner (with the owner's relations) when selected, read apart in one statement for the page's
+ * owners (decisions §13).
+ */
+export interface OrderPageInclude {
+  columns: repository.OrderColumns
+  user?: UserRelations | undefined
+}
+
+/**
+ * How a page of orders is read by a GraphQL plan: each order as a record with what it `include`s,
+ * the cursors the field shows (a list field none but the deprecated Order.cursor, a connection
+ * every one), and the total when the connection's `totalCount` is selected.
  */
 export interface OrderRecordPageOptions {
   cursors: PageCursors
-  include: repository.OrderRelations
+  include: OrderPageInclude
   total: boolean
 }
 
@@ -91,11 +100,24 @@ export interface OrderListQuery {
 }
 
 /**
- * An order with the related records a plan read in the same statement (GraphQL): its owner when
- * asked for, as the users service lets the caller read it (null when it may not). Without
- * `related`, nothing was read with it.
+ * An order as a plan read it: its id and owner's id always, each other field when its selection
+ * named it (a page of Query.orders reads no more, decisions §13), an item with the item fields
+ * selected. Everywhere else an order is read whole, which this type also is.
  */
-export type OrderWithRelated = Order & { related?: { user?: UserWithRelated | null } }
+export type PlannedOrder = Pick<Order, 'id' | 'user_id'> &
+  Partial<Omit<Order, 'id' | 'user_id' | 'items'>> & { items?: Array<Partial<OrderItem>> }
+
+/**
+ * An order with the related records a plan read with it (GraphQL): its owner when asked for, as the
+ * users service lets the caller read it (null when it may not). Without `related`, nothing was read
+ * with it.
+ */
+export type OrderWithRelated = PlannedOrder & RelatedRecords
+
+/** What a plan read with an order (OrderWithRelated). */
+interface RelatedRecords {
+  related?: { user?: UserWithRelated | null }
+}
 
 export function toOrderItem(row: Pick<OrderItemRow, 'sku' | 'qty' | 'unit_price'>): OrderItem {
   return { sku: row.sku, qty: row.qty, unit_price: row.unit_price }
@@ -127,13 +149,41 @@ function orderOfRow(row: repository.OrderWithRelatedRow): Order {
 }
 
 /** An order as read with its relations; the owner only as far as the caller may read it. */
-function toOrderWithRelated(caller: Caller, row: repository.OrderWithRelatedRow, relations: repository.OrderRelations): OrderWithRelated {
-  const order: OrderWithRelated = orderOfRow(row)
+function toOrderWithRelated(
+  caller: Caller,
+  row: repository.OrderWithRelatedRow,
+  relations: repository.OrderRelations,
+): Order & RelatedRecords {
+  const order: Order & RelatedRecords = orderOfRow(row)
   if (relations.user) {
     const user = toUserWithRelated(row)
     order.related = { user: user && mayReadUser(caller, user.id) ? user : null }
   }
   return order
+}
+
+/** An order of a plan's page as its statement read it (only the columns asked for). */
+function plannedOrderOfRow(row: repository.OrderColumnsRow): PlannedOrder {
+  const order: PlannedOrder = { id: row.id, user_id: row.user_id }
+  if (row.status !== undefined) order.status = row.status
+  if (row.total !== undefined) order.total = row.total
+  if (row.items !== undefined) order.items = row.items
+  if (row.created !== undefined) order.created_at = row.created
+  if (row.updated !== undefined) order.updated_at = row.updated
+  return order
+}
+
+/** The columns a plan asked for, with the page's sort key when cursors are made of it. */
+function withSortKey(columns: repository.OrderColumns, field: repository.OrderSortField, made: PageCursors): repository.OrderColumns {
+  if (made === 'none' || field === 'id') return columns
+  return field === 'created_at' ? { ...columns, created: true } : { ...columns, total: true }
+}
+
+/** An order's sort key for its cursor: read by its statement whenever cursors are made (withSortKey). */
+function sortKeyOfPlanned(order: PlannedOrder | OrderText, field: repository.OrderSortField): string | number {
+  const value = order[field]
+  if (value === undefined) throw new Error(`the page's statement did not read the sort key ${field}`)
+  return value
 }
 
 /** A cut page as the service answers it: its records, their cursors when made, and its total. */
@@ -289,7 +339,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
             list: listName,
             sort: position.sort,
             filter: position.filter,
-            key: [sortKeyOf(order, position.sortBy.field), order.id],
+            key: [sortKeyOfPlanned(order, position.sortBy.field), order.id],
           }),
         options.cursors,
       )
@@ -297,13 +347,28 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
     // none (envelope B, a plan's list field) carries the page's length, as elsewhere.
     const include = options.include
     if (include) {
-      const { rows, total } = await orderLists.findOrderPageWithRelated(db, at, include, { withTotal: options.total })
-      const cutRecords = cut(rows.map((row) => toOrderWithRelated(caller, row, include)))
+      const columns = withSortKey(include.columns, position.sortBy.field, options.cursors)
+      const { rows, total } = await orderLists.findOrderPageOfColumns(db, at, columns, { withTotal: options.total })
+      const cutRecords = cut(rows.map(plannedOrderOfRow))
+      if (include.user) await readOwners(caller, cutRecords.rows, include.user)
       return pageOfCut(cutRecords, total ?? cutRecords.rows.length)
     }
     const { rows, total } = await orderLists.findOrderPageAsText(db, at, { withTotal: options.total })
     const cutText = cut(rows)
     return pageOfCut(cutText, total ?? cutText.rows.length)
+  }
+
+  /**
+   * The owners of a page's orders (`related.user`), with `relations`, in one statement for the
+   * page's distinct owners the caller may read (`where id = any($1)`): PostgreSQL paid more for
+   * joining them to the page than for this second statement (decisions §13, bench/analysis.md).
+   * An owner the caller may not read is null, as when the page joined it.
+   */
+  async function readOwners(caller: Caller, orders: readonly OrderWithRelated[], relations: UserRelations): Promise<void> {
+    const ids = [...new Set(orders.map((order) => order.user_id))].filter((id) => mayReadUser(caller, id))
+    const rows = await findUsersWithRelatedByIds(db, ids, relations)
+    const owners = new Map(rows.flatMap((row) => toUserWithRelated(row) ?? []).map((user) => [user.id, user]))
+    for (const order of orders) order.related = { user: owners.get(order.user_id) ?? null }
   }
 
   return {
@@ -463,7 +528,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
     },
 
     /** The cursor an order has in the caller's default list (newest first, unfiltered). */
-    defaultCursor(caller: Caller, order: Order): string {
+    defaultCursor(caller: Caller, order: Pick<Order, 'id' | 'created_at'>): string {
       return cursors.encode({
         list: 'orders',
         sort: DEFAULT_ORDER_SORT,

@@ -46,6 +46,21 @@ export function userWithRelatedOf(userId: Expression<number>, relations: UserRel
   return sql<UserWithRelatedRow>`(select ${userWithRelatedColumns(relations)} from users as u ${companyOfUser(relations)} where u.id = ${userId})`
 }
 
+/**
+ * Users with their relations by id, in one statement (the owners of a page of orders, read apart from
+ * the page: decisions §13); a missing id has no row.
+ */
+export async function findUsersWithRelatedByIds(
+  db: Executor,
+  ids: readonly number[],
+  relations: UserRelations,
+): Promise<UserWithRelatedRow[]> {
+  if (ids.length === 0) return []
+  const result = await sql<UserWithRelatedRow>`
+    select ${userWithRelatedColumns(relations)} from users as u ${companyOfUser(relations)} where u.id = ${anyInteger(ids)}`.execute(db)
+  return result.rows
+}
+
 /** One user with its relations, in one statement. */
 export async function findUserWithRelated(db: Executor, id: number, relations: UserRelations): Promise<UserWithRelatedRow | undefined> {
   const result = await sql<UserWithRelatedRow>`
