@@ -9,7 +9,7 @@
  * when Prometheus scrapes, with one cheap query.
  */
 import { timingSafeEqual } from 'node:crypto'
-import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { DatabaseDeadlineExceeded } from '../db/database-unavailable.ts'
@@ -194,11 +194,8 @@ export default fp<MetricsOptions>(
       }
       if (reply.getHeader('idempotent-replayed') === 'true') replays.inc()
     }
-    // Callback-style (no promise per request).
-    app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-      record(request, reply)
-      done()
-    })
+    // From request-cost's own onResponse hook, after its log line: no hook of its own per request.
+    app.observeAnsweredRequests(record)
 
     // ---- Read at scrape time ------------------------------------------------------------------
     const database = app.database

@@ -32,9 +32,19 @@ export interface RequestCost {
   graphqlErrorCodes?: string[]
 }
 
+/** Told of each answered request, once its cost is final (the metrics plugin). */
+export type AnsweredRequestObserver = (request: FastifyRequest, reply: FastifyReply) => void
+
 declare module 'fastify' {
   interface FastifyRequest {
     cost: RequestCost
+  }
+  interface FastifyInstance {
+    /**
+     * Has `observer` told of every answered request, from this plugin's one onResponse hook
+     * (decisions §19): one hook per request for the log line and the metrics, not one each.
+     */
+    observeAnsweredRequests(observer: AnsweredRequestObserver): void
   }
 }
 
@@ -119,9 +129,14 @@ export default fp(
       done(null, payload)
     })
 
+    const observers: AnsweredRequestObserver[] = []
+    app.decorate('observeAnsweredRequests', (observer: AnsweredRequestObserver) => {
+      observers.push(observer)
+    })
     app.addHook('onResponse', (request, reply, done) => {
       if (!request.cost) request.cost = { statements: 0, dbMs: 0 }
       logLine(request, reply)
+      for (const observer of observers) observer(request, reply)
       done()
     })
   },
