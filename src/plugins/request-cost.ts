@@ -10,7 +10,7 @@
  * which request it belongs to. Background work (the outbox relay, pruning) belongs to none.
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
-import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { redactCredentials } from '../http/redact-credentials.ts'
 import { REQUEST_ID_HEADER } from '../http/request-id.ts'
@@ -115,10 +115,16 @@ export default fp(
       current.run(request.cost, done)
     })
     // …and entered again before the handler when reading a body resumed in the stream's own
-    // context (a request without a body is still inside it: nothing to enter).
-    app.addHook('preHandler', (request, _reply, done) => {
+    // context (a request without a body is still inside it: nothing to enter). Fastify reads no
+    // body for GET and HEAD, so only the routes of the other methods get this hook (decisions §19),
+    // as the first of their own: after the app's preHandler hooks, as when it was app-wide.
+    const reenter: preHandlerHookHandler = (request, _reply, done) => {
       if (current.getStore() === request.cost) done()
       else current.run(request.cost, done)
+    }
+    app.addHook('onRoute', (route) => {
+      const methods = [route.method].flat()
+      if (methods.some((method) => method !== 'GET' && method !== 'HEAD')) route.preHandler = [reenter, ...[route.preHandler ?? []].flat()]
     })
 
     // Callback-style (no promise per request).
