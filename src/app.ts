@@ -75,6 +75,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     // 408 and cut off, and an idle keep-alive connection is closed. Node checks the first two
     // only every connectionsCheckingInterval (30 s by default), so that is shortened too.
     requestTimeout: config.http.requestTimeoutMs,
+    // A request that arrives while the app closes is refused by its route's own hooks, with the
+    // catalogue's 503 and every header an answer carries (plugins/shutdown.ts), not a bare body.
+    return503OnClosing: false,
     keepAliveTimeout: config.http.keepAliveTimeoutMs,
     http: { headersTimeout: config.http.headersTimeoutMs, connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS },
     logger: {

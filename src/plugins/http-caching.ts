@@ -5,6 +5,7 @@
  * If-Match against the current representation's ETag with `requireIfMatch`; the ETag rules
  * themselves are in http/etags.ts, which the contract router's answers use too.
  */
+import type { onSendHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { etagOfBytes, listMatches } from '../http/etags.ts'
 import { addVary } from '../http/vary.ts'
@@ -22,28 +23,44 @@ const CACHE_CONTROL: Record<CacheKind, string> = {
   record: 'private, no-cache',
 }
 
+/**
+ * The onSend hook of the routes of one cache kind: its Cache-Control is fixed when the route is
+ * registered (decisions §19), and only the routes with a kind get it.
+ */
+function cachingHook(kind: CacheKind): onSendHookHandler {
+  const cacheControl = CACHE_CONTROL[kind]
+  // Callback-style (no promise per request).
+  return (request, reply, payload, done) => {
+    if ((request.method !== 'GET' && request.method !== 'HEAD') || reply.statusCode !== 200) return done(null, payload)
+    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return done(null, payload)
+    let etag = reply.getHeader('etag') as string | undefined
+    if (etag === undefined) {
+      etag = etagOfBytes(payload)
+      reply.header('etag', etag)
+    }
+    addVary(reply, 'Authorization')
+    reply.header('cache-control', cacheControl)
+    const ifNoneMatch = request.headers['if-none-match']
+    if (ifNoneMatch !== undefined && listMatches(ifNoneMatch, etag, 'weak')) {
+      reply.code(304)
+      reply.removeHeader('content-type')
+      reply.removeHeader('content-length')
+      return done(null, '')
+    }
+    done(null, payload)
+  }
+}
+
 export default fp(
   async function httpCaching(app) {
-    // Callback-style (no promise per request).
-    app.addHook('onSend', (request, reply, payload, done) => {
-      const kind = request.routeOptions.config?.cache
-      if (!kind || (request.method !== 'GET' && request.method !== 'HEAD') || reply.statusCode !== 200) return done(null, payload)
-      if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return done(null, payload)
-      let etag = reply.getHeader('etag') as string | undefined
-      if (etag === undefined) {
-        etag = etagOfBytes(payload)
-        reply.header('etag', etag)
-      }
-      addVary(reply, 'Authorization')
-      reply.header('cache-control', CACHE_CONTROL[kind])
-      const ifNoneMatch = request.headers['if-none-match']
-      if (ifNoneMatch !== undefined && listMatches(ifNoneMatch, etag, 'weak')) {
-        reply.code(304)
-        reply.removeHeader('content-type')
-        reply.removeHeader('content-length')
-        return done(null, '')
-      }
-      done(null, payload)
+    const hooks = { list: cachingHook('list'), record: cachingHook('record') }
+    // A route-level hook, on the routes with a cache kind only (a GET and its HEAD): the other
+    // routes, writes and GraphQL among them, run no caching hook at all. It runs after the app's
+    // onSend hooks, as the app-wide hook it replaces did (registered after them), and first of the
+    // route's own: before the one with which Fastify empties a HEAD answer's body.
+    app.addHook('onRoute', (route) => {
+      const kind = route.config?.cache
+      if (kind) route.onSend = [hooks[kind], ...[route.onSend ?? []].flat()]
     })
   },
   { name: 'http-caching' },

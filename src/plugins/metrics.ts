@@ -9,7 +9,7 @@
  * when Prometheus scrapes, with one cheap query.
  */
 import { timingSafeEqual } from 'node:crypto'
-import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { DatabaseDeadlineExceeded } from '../db/database-unavailable.ts'
@@ -39,6 +39,32 @@ const MAX_OPERATION_NAMES = 200
 const OPERATION_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/
 const IDEMPOTENCY_CONFLICTS = new Set(['IDEMPOTENCY_KEY_IN_USE', 'IDEMPOTENCY_KEY_REUSED'])
 
+/** Each request's measurements, in its series' pending list: duration, statements, database time. */
+const MEASUREMENTS = 3
+/** Requests a series holds before they are folded without waiting for a scrape. */
+const FOLD_AFTER = 512
+
+interface RequestSeries {
+  requests: Counter.Internal
+  duration: Histogram.Internal<'method' | 'route' | 'status'>
+  statements: Histogram.Internal<'route'>
+  dbTime: Histogram.Internal<'route'>
+  /** Measurements not yet folded into the series, MEASUREMENTS per request. */
+  pending: number[]
+}
+
+function foldSeries(series: RequestSeries): void {
+  const { pending } = series
+  if (pending.length === 0) return
+  series.requests.inc(pending.length / MEASUREMENTS)
+  for (let at = 0; at < pending.length; at += MEASUREMENTS) {
+    series.duration.observe(pending[at]!)
+    series.statements.observe(pending[at + 1]!)
+    series.dbTime.observe(pending[at + 2]!)
+  }
+  pending.length = 0
+}
+
 function bearerMatches(authorization: string | undefined, token: string): boolean {
   const sent = /^Bearer (\S+)$/i.exec(authorization?.trim() ?? '')?.[1]
   if (sent === undefined) return false
@@ -55,12 +81,21 @@ export default fp<MetricsOptions>(
     app.decorate('metricsRegistry', registry)
 
     // ---- Per request ------------------------------------------------------------------------
+    // Each request is one observation (decisions §19): its three measurements are pushed onto its
+    // series' pending list, looked up by one string, and folded into the counter and the three
+    // histograms when Prometheus scrapes (their collect), or once a list holds FOLD_AFTER requests,
+    // so that memory stays bounded without a scraper. Bounded too: methods, routes and statuses are.
+    const seriesByKey = new Map<string, RequestSeries>()
+    const fold = (): void => {
+      for (const series of seriesByKey.values()) foldSeries(series)
+    }
     const labelNames = ['method', 'route', 'status'] as const
     const requests = new Counter({
       name: 'http_requests_total',
       help: 'HTTP requests answered, by operationId (or route) and status.',
       labelNames,
       registers,
+      collect: fold,
     })
     const duration = new Histogram({
       name: 'http_request_duration_seconds',
@@ -68,6 +103,7 @@ export default fp<MetricsOptions>(
       labelNames,
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
+      collect: fold,
     })
     const statements = new Histogram({
       name: 'db_statements_per_request',
@@ -75,6 +111,7 @@ export default fp<MetricsOptions>(
       labelNames: ['route'],
       buckets: [0, 1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50],
       registers,
+      collect: fold,
     })
     const dbTime = new Histogram({
       name: 'db_time_per_request_seconds',
@@ -82,6 +119,7 @@ export default fp<MetricsOptions>(
       labelNames: ['route'],
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers,
+      collect: fold,
     })
     const operations = new Counter({
       name: 'graphql_operations_total',
@@ -122,17 +160,6 @@ export default fp<MetricsOptions>(
       return name
     }
 
-    // Each request's series, looked up by one string instead of prom-client hashing its label
-    // objects four times per request. Bounded: methods, routes and statuses are.
-    const seriesByKey = new Map<
-      string,
-      {
-        requests: ReturnType<typeof requests.labels>
-        duration: ReturnType<typeof duration.labels>
-        statements: ReturnType<typeof statements.labels>
-        dbTime: ReturnType<typeof dbTime.labels>
-      }
-    >()
     const record = (request: FastifyRequest, reply: FastifyReply): void => {
       const cost = request.cost
       if (!cost) return
@@ -146,29 +173,29 @@ export default fp<MetricsOptions>(
           duration: duration.labels(labels),
           statements: statements.labels({ route }),
           dbTime: dbTime.labels({ route }),
+          pending: [],
         }
         seriesByKey.set(key, series)
       }
-      series.requests.inc()
-      series.duration.observe(reply.elapsedTime / 1000)
-      series.statements.observe(cost.statements)
-      series.dbTime.observe(cost.dbMs / 1000)
+      const pending = series.pending
+      pending.push(reply.elapsedTime / 1000, cost.statements, cost.dbMs / 1000)
+      if (pending.length >= FOLD_AFTER * MEASUREMENTS) foldSeries(series)
       if (request.routeOptions.url === '/graphql' && request.method !== 'OPTIONS') {
         const operation = operationLabel(cost.graphqlOperation ?? 'anonymous')
         operations.inc({ operation, outcome: cost.graphqlOutcome ?? 'refused' })
         if (cost.graphqlCost !== undefined && cost.graphqlOutcome !== 'refused') operationCost.observe({ operation }, cost.graphqlCost)
       }
-      const codes = cost.graphqlErrorCodes ?? (cost.errorCode ? [cost.errorCode] : [])
-      if (cost.graphqlErrorCodes?.includes('RATE_LIMITED')) refusals.inc({ limit: 'graphql_points' })
-      else if (cost.errorCode === 'RATE_LIMITED') refusals.inc({ limit: 'requests' })
-      for (const code of codes) if (IDEMPOTENCY_CONFLICTS.has(code)) conflicts.inc({ code })
+      // Only an answer with an error code has more to count (no array made for the others).
+      if (cost.graphqlErrorCodes !== undefined || cost.errorCode) {
+        const codes = cost.graphqlErrorCodes ?? (cost.errorCode ? [cost.errorCode] : [])
+        if (cost.graphqlErrorCodes?.includes('RATE_LIMITED')) refusals.inc({ limit: 'graphql_points' })
+        else if (cost.errorCode === 'RATE_LIMITED') refusals.inc({ limit: 'requests' })
+        for (const code of codes) if (IDEMPOTENCY_CONFLICTS.has(code)) conflicts.inc({ code })
+      }
       if (reply.getHeader('idempotent-replayed') === 'true') replays.inc()
     }
-    // Callback-style (no promise per request).
-    app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-      record(request, reply)
-      done()
-    })
+    // From request-cost's own onResponse hook, after its log line: no hook of its own per request.
+    app.observeAnsweredRequests(record)
 
     // ---- Read at scrape time ------------------------------------------------------------------
     const database = app.database

@@ -9,6 +9,7 @@ import fp from 'fastify-plugin'
 import FindMyWay, { type HTTPMethod } from 'find-my-way'
 import { ApiError } from '../errors.ts'
 import { sendProblem, toApiError } from '../http/problems.ts'
+import { refuseUnavailableVersion } from './versioning.ts'
 
 /**
  * find-my-way matches `/orders/` to `/orders/:id`, and `/orders//items` to `/orders/:id/items`,
@@ -47,6 +48,9 @@ export default fp(
 
     app.setNotFoundHandler((request, reply) => {
       const path = request.url.split('?')[0] ?? '/'
+      // Under /api/, a version this server does not have is 406 before anything else, as on the
+      // routes there, whose own hook checks it (plugins/versioning.ts).
+      if (path.startsWith('/api/')) refuseUnavailableVersion(request)
       const allowed = (['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const).filter((method) => {
         const found = routes.find(method, path)
         return found !== null && !hasEmptyParameter(found.params)

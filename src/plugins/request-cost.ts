@@ -10,7 +10,7 @@
  * which request it belongs to. Background work (the outbox relay, pruning) belongs to none.
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
-import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { redactCredentials } from '../http/redact-credentials.ts'
 import { REQUEST_ID_HEADER } from '../http/request-id.ts'
@@ -32,9 +32,19 @@ export interface RequestCost {
   graphqlErrorCodes?: string[]
 }
 
+/** Told of each answered request, once its cost is final (the metrics plugin). */
+export type AnsweredRequestObserver = (request: FastifyRequest, reply: FastifyReply) => void
+
 declare module 'fastify' {
   interface FastifyRequest {
     cost: RequestCost
+  }
+  interface FastifyInstance {
+    /**
+     * Has `observer` told of every answered request, from this plugin's one onResponse hook
+     * (decisions §19): one hook per request for the log line and the metrics, not one each.
+     */
+    observeAnsweredRequests(observer: AnsweredRequestObserver): void
   }
 }
 
@@ -105,10 +115,16 @@ export default fp(
       current.run(request.cost, done)
     })
     // …and entered again before the handler when reading a body resumed in the stream's own
-    // context (a request without a body is still inside it: nothing to enter).
-    app.addHook('preHandler', (request, _reply, done) => {
+    // context (a request without a body is still inside it: nothing to enter). Fastify reads no
+    // body for GET and HEAD, so only the routes of the other methods get this hook (decisions §19),
+    // as the first of their own: after the app's preHandler hooks, as when it was app-wide.
+    const reenter: preHandlerHookHandler = (request, _reply, done) => {
       if (current.getStore() === request.cost) done()
       else current.run(request.cost, done)
+    }
+    app.addHook('onRoute', (route) => {
+      const methods = [route.method].flat()
+      if (methods.some((method) => method !== 'GET' && method !== 'HEAD')) route.preHandler = [reenter, ...[route.preHandler ?? []].flat()]
     })
 
     // Callback-style (no promise per request).
@@ -119,9 +135,14 @@ export default fp(
       done(null, payload)
     })
 
+    const observers: AnsweredRequestObserver[] = []
+    app.decorate('observeAnsweredRequests', (observer: AnsweredRequestObserver) => {
+      observers.push(observer)
+    })
     app.addHook('onResponse', (request, reply, done) => {
       if (!request.cost) request.cost = { statements: 0, dbMs: 0 }
       logLine(request, reply)
+      for (const observer of observers) observer(request, reply)
       done()
     })
   },
