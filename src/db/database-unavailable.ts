@@ -62,6 +62,11 @@ const DRIVER_MESSAGES = [
 /** SQLSTATEs with which the server ends the session itself: the connection is gone after them. */
 const SESSION_ENDED = new Set(['57P01', '57P02', '57P03'])
 
+/** A code that says the connection is gone: a socket error, the session ended, or class 08 (connection exception). */
+function isLostConnectionCode(code: string): boolean {
+  return NETWORK_CODES.has(code) || SESSION_ENDED.has(code) || /^08[0-9A-Z]{3}$/.test(code)
+}
+
 /**
  * What a pooled connection cannot be used again after: the server ended its session, or the socket
  * failed or closed. A statement timeout (57014) or any other error leaves the connection usable.
@@ -69,7 +74,7 @@ const SESSION_ENDED = new Set(['57P01', '57P02', '57P03'])
 export function isConnectionLost(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false
   const code = (error as { code?: unknown }).code
-  if (typeof code === 'string') return NETWORK_CODES.has(code) || SESSION_ENDED.has(code) || /^08[0-9A-Z]{3}$/.test(code)
+  if (typeof code === 'string') return isLostConnectionCode(code)
   const message = error instanceof Error ? error.message : ''
   return /^Connection terminated/.test(message) || /^Client (has encountered a connection error|was closed)/.test(message)
 }
@@ -78,7 +83,7 @@ function isUnavailableItself(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false
   if (error instanceof DatabaseDeadlineExceeded || error instanceof PreparedStatementInvalidated) return true
   const code = (error as { code?: unknown }).code
-  if (typeof code === 'string') return NETWORK_CODES.has(code) || SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code)
+  if (typeof code === 'string') return isLostConnectionCode(code) || SQLSTATES.has(code)
   // Only an error without a code is read by its message: ours (ApiError) and the server's carry one.
   const message = error instanceof Error ? error.message : undefined
   return message !== undefined && DRIVER_MESSAGES.some((pattern) => pattern.test(message))
