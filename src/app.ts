@@ -161,7 +161,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   })
   await app.register(versioning)
   await app.register(httpCaching)
-  app.decorate('services', createServices({ db: app.db, config, invalidate: createCacheInvalidator(app) }))
+  app.decorate('services', createServices({ db: app.db, statements: app.statements, config, invalidate: createCacheInvalidator(app) }))
 
   // Served with this server in `servers` (relative, or PUBLIC_URL), so that "Try it out" calls it.
   const served = servedContract(contracts, config.publicUrl)

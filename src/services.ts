@@ -5,6 +5,7 @@
 import type { Kysely } from 'kysely'
 import { createCommandValidator } from './contract/command-validation.ts'
 import type { AppConfig } from './config.ts'
+import type { StatementTarget } from './db/compiled-statement.ts'
 import type { Database } from './db/schema.ts'
 import { createCursorCodec } from './pagination/cursor.ts'
 import { createArticlesService } from './modules/articles/articles.service.ts'
@@ -17,6 +18,8 @@ import { createWebhooksService } from './modules/webhooks/webhooks.service.ts'
 
 export function createServices(dependencies: {
   db: Kysely<Database>
+  /** `db` with its short path for a fixed statement (compiled-statement.ts). */
+  statements: StatementTarget
   config: AppConfig
   /** Tells caches that public data changed (references as in src/cache-references.ts). */
   invalidate?: (references: string[]) => Promise<void>
@@ -24,12 +27,13 @@ export function createServices(dependencies: {
   const invalidate = dependencies.invalidate ?? (async () => {})
   const cursors = createCursorCodec(dependencies.config.cursorSecret)
   const commands = createCommandValidator()
+  const { db, statements } = dependencies
   return {
     cursors,
-    orders: createOrdersService({ db: dependencies.db, cursors, commands }),
-    users: createUsersService({ db: dependencies.db, cursors, commands }),
-    products: createProductsService({ db: dependencies.db, cursors, commands, invalidate }),
-    articles: createArticlesService({ db: dependencies.db, cursors, commands, invalidate }),
+    orders: createOrdersService({ db, statements, cursors, commands }),
+    users: createUsersService({ db, statements, cursors, commands }),
+    products: createProductsService({ db, statements, cursors, commands, invalidate }),
+    articles: createArticlesService({ db, statements, cursors, commands, invalidate }),
     events: createEventsService({ db: dependencies.db, cursors }),
     streamTickets: createStreamTicketsService({ db: dependencies.db }),
     webhooks: createWebhooksService({ db: dependencies.db, cursors, config: dependencies.config.webhooks }),

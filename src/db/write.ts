@@ -27,7 +27,7 @@ import { createHash } from 'node:crypto'
 import { type ControlledTransaction, type Kysely, type RawBuilder, sql, type Transaction } from 'kysely'
 import { ApiError, badRequest, codeForStatus, conflict, type FieldError, isErrorCode, unprocessable } from '../errors.ts'
 import { IdempotencyKeySchema } from '../generated/openapi/idempotency-key.ts'
-import { compiledByShape } from './compiled-statement.ts'
+import { compiledByShape, type StatementTarget } from './compiled-statement.ts'
 import {
   type ClaimColumns,
   claimColumns,
@@ -233,7 +233,7 @@ export type StatementWrite<Input, T> = (idempotency: IdempotencyClaim | undefine
  * that takes a second statement: see storeRefusal.
  */
 export function compileStatementWrite<Input, Row extends object, T>(
-  db: Kysely<Database>,
+  target: StatementTarget,
   work: StatementWork<Input, Row, T>,
   kind: WriteKind = 'change',
 ): StatementWrite<Input, T> {
@@ -241,7 +241,7 @@ export function compileStatementWrite<Input, Row extends object, T>(
   // What the statement answers besides the claim: the result's value and the work's own columns.
   const value = sql`(select ${sql.ref(`${work.result}.value`)} from ${sql.table(work.result)}) as value`
   const answer = work.columns ? sql`${value}, ${work.columns}` : value
-  const statement = compiledByShape<{ input: Input; key: KeyRequest | undefined }, Row & ClaimColumns & { value: T | null }>(db, {
+  const statement = compiledByShape<{ input: Input; key: KeyRequest | undefined }, Row & ClaimColumns & { value: T | null }>(target, {
     shapeOf: ({ key }) => (key ? 'keyed' : 'unkeyed'),
     build: ({ input, key }) =>
       key
@@ -253,7 +253,8 @@ export function compileStatementWrite<Input, Row extends object, T>(
   })
   return async (idempotency, input) => {
     const key = idempotency && { caller: idempotency.caller, key: idempotency.key, requestHash: hashOf(idempotency.fingerprint) }
-    const [row] = await statement(db, { input, key })
+    // On the database itself, autocommit: the short path where the database has one.
+    const [row] = await statement(target.db, { input, key })
     if (!row) throw new Error('A write statement answered no row.')
     // The claim: a finished key replays (or is 422 for another request); a running one is 409.
     const stored = key ? storedOutcomeToReplay(claimedKey(row), key.requestHash) : undefined
@@ -266,7 +267,7 @@ export function compileStatementWrite<Input, Row extends object, T>(
     const refusal = work.refusalOf(row, input)
     if (!refusal || !isRefusal(refusal))
       throw new Error('A write statement wrote nothing, and its checks name no refusal.', { cause: refusal })
-    const instead = key ? await storeRefusal<T>(db, key, refusal, kind) : undefined
+    const instead = key ? await storeRefusal<T>(target.db, key, refusal, kind) : undefined
     if (instead) return { ...instead, ...created }
     throw refusal
   }

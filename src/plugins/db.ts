@@ -10,6 +10,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import fp from 'fastify-plugin'
 import type { Kysely } from 'kysely'
+import type { StatementTarget } from '../db/compiled-statement.ts'
 import { createDatabase, migrateToLatest, type DatabaseHandle } from '../db/database.ts'
 import { seedDemoData } from '../db/seed.ts'
 import { ReadRoutingDriver, type ReadScope } from '../db/read-routing.ts'
@@ -33,6 +34,8 @@ export interface DbPluginOptions {
 declare module 'fastify' {
   interface FastifyInstance {
     db: Kysely<Database>
+    /** `db` and its short path for a fixed statement, where it has one (compiled-statement.ts). */
+    statements: StatementTarget
     database: DatabaseHandle
     /** The replicas reads may go to; undefined without DATABASE_REPLICA_URLS. */
     replicas: ReplicaSet | undefined
@@ -70,6 +73,7 @@ export default fp<DbPluginOptions>(
     if (urls.length === 0) {
       // No replicas: app.db is the primary's own Kysely, and a read pays nothing for routing.
       app.decorate('db', database.db)
+      app.decorate('statements', { db: database.db, run: database.runStatement })
       app.decorate('replicas', undefined)
       return
     }
@@ -84,7 +88,10 @@ export default fp<DbPluginOptions>(
     })
     app.addHook('onClose', () => replicas.close())
     const scopes = new AsyncLocalStorage<ReadScope>()
-    app.decorate('db', database.drivers.through(new ReadRoutingDriver(database.drivers.driver(), replicas, scopes)))
+    const routed = database.drivers.through(new ReadRoutingDriver(database.drivers.driver(), replicas, scopes))
+    app.decorate('db', routed)
+    // Every statement of a routed database goes through the routing driver, fixed ones too.
+    app.decorate('statements', { db: routed, run: undefined })
     app.decorate('replicas', replicas)
     readYourWrites(app, replicas, scopes, maxLagMs)
   },

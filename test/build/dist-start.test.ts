@@ -58,6 +58,10 @@ t.test('the banner names every entry point and the database, never a password', 
   t.notMatch(fromIssuer, /npm run -s token/, 'no HS256 token to make: the server would refuse it')
 })
 
+// Compiling the project and starting it from dist/ takes minutes when other test files share the
+// two cores: the file's own bound, above tap's default for a file (package.json "tap" → "timeout").
+t.setTimeout(300_000)
+
 t.test('npm run build emits a server that starts from dist/ and answers at every URL of its banner', { timeout: 300_000 }, async (t) => {
   // Inside the project (under .tap/, ignored), as dist/ is, so contracts and node_modules resolve the same way.
   const outDir = join(root, '.tap', `dist-${process.pid}-${randomBytes(3).toString('hex')}`)

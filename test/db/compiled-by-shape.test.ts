@@ -14,17 +14,20 @@ interface ProductQuery {
 }
 
 t.test('a shape is built once; each run binds its own values', async (t) => {
-  const { db } = await createTestDatabase(t)
+  const { db, runStatement } = await createTestDatabase(t)
   const built: string[] = []
-  const products = compiledByShape(db, {
-    shapeOf: (query: ProductQuery) => (query.minPrice === undefined ? 'all' : 'min'),
-    build: (query) => {
-      built.push(query.minPrice === undefined ? 'all' : 'min')
-      const where = query.minPrice === undefined ? sql`` : sql`where price >= ${query.minPrice}`
-      return sql<{ sku: string; price: number }>`select sku, price from products ${where} order by sku limit ${query.limit}`
+  const products = compiledByShape(
+    { db, run: runStatement },
+    {
+      shapeOf: (query: ProductQuery) => (query.minPrice === undefined ? 'all' : 'min'),
+      build: (query) => {
+        built.push(query.minPrice === undefined ? 'all' : 'min')
+        const where = query.minPrice === undefined ? sql`` : sql`where price >= ${query.minPrice}`
+        return sql<{ sku: string; price: number }>`select sku, price from products ${where} order by sku limit ${query.limit}`
+      },
+      parametersOf: (query) => [...(query.minPrice === undefined ? [] : [query.minPrice]), query.limit],
     },
-    parametersOf: (query) => [...(query.minPrice === undefined ? [] : [query.minPrice]), query.limit],
-  })
+  )
   const all = await products(db, { limit: 100 })
   const cheapest = Math.min(...all.map((row) => row.price))
   const dearest = Math.max(...all.map((row) => row.price))
@@ -40,11 +43,14 @@ t.test('a shape is built once; each run binds its own values', async (t) => {
 
 t.test('a parametersOf that lists other values than the statement binds is refused', async (t) => {
   const { db } = await createTestDatabase(t)
-  const wrong = compiledByShape(db, {
-    shapeOf: () => 'one',
-    build: (query: ProductQuery) => sql`select sku from products where price >= ${query.minPrice ?? 0} limit ${query.limit}`,
-    // The limit before the price: it would bind each value to the other's placeholder.
-    parametersOf: (query) => [query.limit, query.minPrice ?? 0],
-  })
+  const wrong = compiledByShape(
+    { db, run: undefined },
+    {
+      shapeOf: () => 'one',
+      build: (query: ProductQuery) => sql`select sku from products where price >= ${query.minPrice ?? 0} limit ${query.limit}`,
+      // The limit before the price: it would bind each value to the other's placeholder.
+      parametersOf: (query) => [query.limit, query.minPrice ?? 0],
+    },
+  )
   await t.rejects(wrong(db, { minPrice: 1, limit: 5 }), /binds other values than its parametersOf lists/)
 })

@@ -6,7 +6,7 @@
 import { Worker } from 'node:worker_threads'
 
 const worker = new Worker(new URL('./build-templates.ts', import.meta.url), {
-  execArgv: process.execArgv.filter((argument) => !argument.startsWith('--import')),
+  execArgv: process.execArgv.filter((argument) => !argument.startsWith('--import') && argument !== '--liftoff-only'),
 })
 const exitCode = await new Promise<number>((resolve, reject) => {
   worker.once('error', reject)

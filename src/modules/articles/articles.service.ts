@@ -36,7 +36,7 @@ export function toComment(row: CommentRow): Comment {
   return { id: row.id, article_id: row.article_id, author_id: row.author_id, body: row.body, created_at: row.created_at.toISOString() }
 }
 
-export function createArticlesService({ db, cursors, commands, invalidate }: ServiceDependencies) {
+export function createArticlesService({ db, statements, cursors, commands, invalidate }: ServiceDependencies) {
   /** An article the caller may change as `operation` (updateArticle or deleteArticle), locked for the transaction. */
   async function loadWritable(executor: Executor, caller: Caller, id: number, operation: ServiceOperation): Promise<ArticleRow> {
     authorize(caller, operation)
@@ -51,7 +51,7 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
 
   /** A new article, in one statement: refused when its author is no user. */
   const createArticle = compileStatementWrite<repository.NewArticle, repository.NewArticleRow, Article>(
-    db,
+    statements,
     {
       ...repository.newArticleStatement,
       refusalOf: (row, article) => (row.author_exists ? undefined : unknownAuthor(article.authorId)),
@@ -62,7 +62,7 @@ export function createArticlesService({ db, cursors, commands, invalidate }: Ser
 
   /** A new comment, in one statement: refused when its article does not exist (404), then when its author is no user. */
   const addComment = compileStatementWrite<repository.NewComment, repository.NewCommentRow, Comment>(
-    db,
+    statements,
     {
       ...repository.newCommentStatement,
       refusalOf(row, comment) {

@@ -9,7 +9,7 @@ import type { StatementSteps } from '../../db/write.ts'
 import { nextUpdatedAt } from '../../db/updated-at.ts'
 import { MAX_ORDER_TOTAL, type PricedItem } from './order-pricing.ts'
 import { anyInteger, anyText } from '../../db/any-of.ts'
-import { compiledByShape, compiledStatement } from '../../db/compiled-statement.ts'
+import { compiledByShape, compiledStatement, type StatementTarget } from '../../db/compiled-statement.ts'
 import { rowsPerParent } from '../../db/rows-per-parent.ts'
 import { countedRows, countedRowsValues, type PageRow, pageWithTotal, rowsAndTotal } from '../../db/row-counts.ts'
 import { eventRecordFrom, wakeRelaysAfter } from '../../db/repositories/outbox.ts'
@@ -41,11 +41,13 @@ export async function findOrder(db: Executor, id: number, options: { lock?: bool
  * The row is the order as the API shows it, timestamps formatted and items aggregated by
  * PostgreSQL, with nothing left to do in JavaScript but rename the two timestamps.
  */
-export function compileFindOrderRecord(db: Executor): (executor: Executor, id: number) => Promise<OrderWithRelatedRow | undefined> {
+export function compileFindOrderRecord(
+  target: StatementTarget,
+): (executor: Executor, id: number) => Promise<OrderWithRelatedRow | undefined> {
   const { columns } = orderWithRelated({})
-  const compiled = sql`select ${columns} from orders where orders.id = ${0}`.compile(db)
+  const compiled = sql`select ${columns} from orders where orders.id = ${0}`.compile(target.db)
   if (compiled.parameters.length !== 1) throw new Error('the order statement must take its id as its only parameter')
-  const statement = compiledStatement<OrderWithRelatedRow>(compiled.sql)
+  const statement = compiledStatement<OrderWithRelatedRow>(compiled.sql, target)
   return async (executor, id) => (await statement(executor, [id]))[0]
 }
 
@@ -104,10 +106,10 @@ const orderTextColumns = sql`(select row_to_json(o)::text from (select orders.id
   ${isoTimestamp(sql.ref('orders.updated_at'))} as updated_at`
 
 /** GET /orders/{id}'s statement as text (see compileFindOrderRecord), compiled once. */
-export function compileFindOrderText(db: Executor): (executor: Executor, id: number) => Promise<OrderTextRow | undefined> {
-  const compiled = sql`select ${orderTextColumns} from orders where orders.id = ${0}`.compile(db)
+export function compileFindOrderText(target: StatementTarget): (executor: Executor, id: number) => Promise<OrderTextRow | undefined> {
+  const compiled = sql`select ${orderTextColumns} from orders where orders.id = ${0}`.compile(target.db)
   if (compiled.parameters.length !== 1) throw new Error('the order statement must take its id as its only parameter')
-  const statement = compiledStatement<OrderTextRow>(compiled.sql)
+  const statement = compiledStatement<OrderTextRow>(compiled.sql, target)
   return async (executor, id) => (await statement(executor, [id]))[0]
 }
 
@@ -206,24 +208,24 @@ function orderBy(query: OrderPageQuery): RawBuilder<unknown> {
  * as JSON text (REST), a page of the columns a plan selected (GraphQL's Query.orders) and the recent orders of many
  * users (GraphQL's User.orders). Made once per service, like compileFindOrderRecord.
  */
-export function compileOrderListStatements(db: Executor) {
-  const pageAsText = compiledByShape(db, {
+export function compileOrderListStatements(target: StatementTarget) {
+  const pageAsText = compiledByShape(target, {
     shapeOf: (query: OrderPageQuery & { withTotal: boolean }) => `${pageShape(query)}${query.withTotal ? ':total' : ''}`,
     build: (query) => withTotalWhenAsked(query, orderPageAsText(query)),
     parametersOf: (query) => [...totalValues(query), ...filterValues(query), ...positionValues(query)],
   })
-  const pageOfColumns = compiledByShape(db, {
+  const pageOfColumns = compiledByShape(target, {
     shapeOf: (query: OrderPageQuery & { withTotal: boolean; columns: OrderColumns }) =>
       `${pageShape(query)}${query.withTotal ? ':total' : ''}:${JSON.stringify(query.columns)}`,
     build: (query) => withTotalWhenAsked(query, orderPageOfColumns(query)),
     parametersOf: (query) => [...totalValues(query), ...filterValues(query), ...positionValues(query)],
   })
-  const recentOfUsers = compiledByShape(db, {
+  const recentOfUsers = compiledByShape(target, {
     shapeOf: (query: { userIds: readonly number[]; last: number; relations: OrderRelations }) => JSON.stringify(query.relations),
     build: recentOrdersOfUsers,
     parametersOf: (query) => [query.userIds, query.last],
   })
-  const userWithRecent = compiledByShape(db, {
+  const userWithRecent = compiledByShape(target, {
     shapeOf: (query: { userId: number; userRelations: UserRelations; last: number }) => JSON.stringify(query.userRelations),
     build: userWithRecentOrders,
     // The LIMIT stands before the user's id in the text: the orders' subquery is in the select list.

@@ -194,10 +194,15 @@ function pageOfCut<Listed>(cut: CutPage<Listed>, total: number): Page<Listed> {
 /** A user read with its recent orders (Query.user's plan, orders.plan.ts): User.orders answers from them. */
 export type UserWithRecentOrders = UserWithRelated & { recentOrders: OrderWithRelated[] }
 
-export function createOrdersService({ db, cursors, commands }: Pick<ServiceDependencies, 'db' | 'cursors' | 'commands'>) {
-  const findOrderRecord = repository.compileFindOrderRecord(db)
-  const findOrderText = repository.compileFindOrderText(db)
-  const orderLists = repository.compileOrderListStatements(db)
+export function createOrdersService({
+  db,
+  statements,
+  cursors,
+  commands,
+}: Pick<ServiceDependencies, 'db' | 'statements' | 'cursors' | 'commands'>) {
+  const findOrderRecord = repository.compileFindOrderRecord(statements)
+  const findOrderText = repository.compileFindOrderText(statements)
+  const orderLists = repository.compileOrderListStatements(statements)
   /** Whether recentOfUsers gives the caller this user's orders: the one rule for a user's orders in GraphQL. */
   const mayReadOrdersOf = (caller: Caller, userId: number) => permits(caller, 'listUserOrders') && isOwnerOrAdmin(caller, userId)
   /** Rows to API orders, with every order's items fetched in one statement. */
@@ -260,7 +265,7 @@ export function createOrdersService({ db, cursors, commands }: Pick<ServiceDepen
    * refuses what the statement's checks refused).
    */
   const createOrder = compileStatementWrite<repository.NewOrder, repository.NewOrderRow, Order>(
-    db,
+    statements,
     {
       ...repository.newOrderStatement,
       refusalOf(row, order) {

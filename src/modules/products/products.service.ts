@@ -15,10 +15,10 @@ export function toProduct(row: ProductRow): Product {
   return { sku: row.sku, name: row.name, price: row.price }
 }
 
-export function createProductsService({ db, cursors, commands, invalidate }: ServiceDependencies) {
+export function createProductsService({ db, statements, cursors, commands, invalidate }: ServiceDependencies) {
   /** A new product, in one statement; the one refusal is a taken sku (found by the insert itself). */
   const createProduct = compileStatementWrite<Product, object, Product>(
-    db,
+    statements,
     {
       ...repository.newProductStatement,
       refusalOf: (_row, product) => conflict('PRODUCT_EXISTS', `A product with sku "${product.sku}" already exists.`),

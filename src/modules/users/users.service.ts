@@ -77,10 +77,15 @@ export function toCompany(row: CompanyRow): Company {
   return { id: row.id, name: row.name }
 }
 
-export function createUsersService({ db, cursors, commands }: Pick<ServiceDependencies, 'db' | 'cursors' | 'commands'>) {
+export function createUsersService({
+  db,
+  statements,
+  cursors,
+  commands,
+}: Pick<ServiceDependencies, 'db' | 'statements' | 'cursors' | 'commands'>) {
   /** A new user, in one statement; the one refusal is a company that does not exist. */
   const createUser = compileStatementWrite<repository.NewUser, repository.NewUserRow, User>(
-    db,
+    statements,
     {
       ...repository.newUserStatement,
       refusalOf: (row, user) =>
