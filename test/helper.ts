@@ -7,7 +7,6 @@ import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import type { Response as LightMyRequestResponse } from 'light-my-request'
 import type { LogEvent } from 'kysely'
-import { Redis } from 'ioredis'
 import pg from 'pg'
 import { buildApp } from '../src/app.ts'
 import { createTokenSigner } from '../src/auth/tokens.ts'
@@ -224,6 +223,8 @@ export function bearer(sub: number | string, scope?: string): { authorization: s
  */
 export async function reachableRedis(t: { skip(message: string, fn: () => unknown): void }): Promise<string | undefined> {
   const url = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379'
+  // Loaded here only: most test processes never ask for Redis (decisions §14).
+  const { Redis } = await import('ioredis')
   const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
   probe.on('error', () => {})
   try {
