@@ -16,6 +16,7 @@ import {
   type PostgresQueryResult,
 } from 'kysely'
 import { Migrator } from 'kysely/migration'
+import type { RunStatement } from './compiled-statement.ts'
 import { PGliteDialect } from './pglite-dialect.ts'
 import { ExactTextPGlite } from './exact-text-pglite.ts'
 import pg from 'pg'
@@ -98,7 +99,7 @@ export interface DatabaseHandle {
    * has) and one driver call, written to the statement log like every other (decisions §19).
    * Undefined on PGlite, whose statements go through Kysely.
    */
-  runStatement: (<Row>(query: CompiledQuery) => Promise<Row[]>) | undefined
+  runStatement: RunStatement | undefined
   close(): Promise<void>
 }
 
@@ -325,7 +326,7 @@ function statementLog(onQuery: ((event: LogEvent) => void) | undefined) {
  * times and logs, from the call to the answer, so the statement log's listeners (metrics, traces,
  * a request's statement count) see it as any other.
  */
-function statementRunner(checkouts: PostgresPool, log: (event: LogEvent) => void) {
+function statementRunner(checkouts: PostgresPool, log: (event: LogEvent) => void): RunStatement {
   return async <Row>(query: CompiledQuery): Promise<Row[]> => {
     const connection = await checkouts.connect()
     const start = performance.now()
