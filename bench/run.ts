@@ -7,7 +7,7 @@
  *   --no-peers                         without PostGraphile and Platformatic DB (the peers run by
  *                                      default on PostgreSQL; the first run installs them:
  *                                      npm ci --prefix bench/peers)
- *   --rounds 3 --duration 5 --warmup 2 --connections 50 --size full|tiny
+ *   --rounds 12 --duration 2 --warmup 40 (the most; see harness.ts warmUp) --connections 50 --size full|tiny
  *   --scenario get-order (repeatable)  --out <dir>  --note "<text for latest.md>"
  *   --analysis <file>                  Markdown placed in latest.md after the targets
  *                                      (bench/analysis.md when it exists; '' for none)
@@ -41,9 +41,9 @@ const { values } = parseArgs({
   allowNegative: true,
   options: {
     db: { type: 'string' },
-    rounds: { type: 'string', default: '3' },
-    duration: { type: 'string', default: '5' },
-    warmup: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '12' },
+    duration: { type: 'string', default: '2' },
+    warmup: { type: 'string', default: '40' },
     connections: { type: 'string', default: '50' },
     size: { type: 'string', default: 'full' },
     scenario: { type: 'string', multiple: true },
