@@ -454,7 +454,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
     serviceEnvironment: SERVICE_RUN_ENVIRONMENT,
     peers: peers.note,
     method: [
-      `autocannon (programmatic API, in the harness process), ${options.connections} connections, ${options.durationSeconds} s per round, ${options.rounds} rounds; before the rounds, each server is loaded in 2 s chunks (a 0.5 s pause after each) until two chunks in a row are no more than 3 % above the best before them, at most ${options.warmupSeconds} s per server and scenario, discarded.`,
+      `autocannon (programmatic API, in the harness process), ${options.connections} connections, ${options.durationSeconds} s per round, ${options.rounds} rounds; before the rounds, each server is loaded in ${WARMUP_CHUNK_SECONDS} s chunks (a ${WARMUP_PAUSE_MS} ms pause after each) until two chunks in a row are no more than ${Math.round((WARMUP_RISE - 1) * 100)} % above the best before them, at most ${options.warmupSeconds} s per server and scenario, discarded.`,
       'Servers alternate within each round (service, then each baseline), so drift in the machine load hits all of them alike.',
       'A round with any non-2xx answer, connection error, timeout or GraphQL error is rejected: reported, and left out of the medians.',
       'Ratios are medians over rounds of service ÷ baseline, pairing each round with the same round of the baseline.',
