@@ -11,11 +11,12 @@ import { cp, mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
-import autocannon from 'autocannon'
 import pg from 'pg'
 import { createTokenSigner } from '../src/auth/tokens.ts'
 import { cpuDelta, cpuMilliseconds, cpuOfProcesses } from './cpu.ts'
 import { field } from './json.ts'
+import { median, medianInterval, pairedRatios } from './ratios.ts'
+import { autocannonGenerator, chooseLoadGenerator, type LoadGenerator, type LoadGeneratorName } from './load.ts'
 import { installedPeerVersions, PEER_NODE, peersInstalled } from './peer-install.ts'
 import { postgraphilePolicyStatements } from './peers/postgraphile-policies.ts'
 import {
@@ -32,6 +33,8 @@ import {
 } from './scenarios.ts'
 import { type DataSetSize, seedDatabase } from './seed.ts'
 import { REPO_ROOT, type RunningServer, startServer } from './servers.ts'
+
+export { median } from './ratios.ts'
 
 export interface BenchOptions {
   database: { kind: 'postgres'; url: string } | { kind: 'pglite' }
@@ -56,6 +59,8 @@ export interface BenchOptions {
    * suite's tiny run starts four servers at once while other test files load the machine.
    */
   startTimeoutMs?: number | undefined
+  /** The load generator: wrk when it is installed and undefined or 'wrk' is asked, else autocannon (load.ts). */
+  loadGenerator?: LoadGeneratorName | undefined
 }
 
 export interface RoundResult {
@@ -108,15 +113,29 @@ export interface BaselineComparison {
   requestsPerSecondRatio: number | null
   serverCpuRatio: number | null
   postgresCpuRatio: number | null
+  /**
+   * 95 % confidence intervals of those three medians from the paired rounds' ratios (ratios.ts
+   * medianInterval; null under 6 paired rounds). Absent in results from before them.
+   */
+  intervals?: { requestsPerSecond: RatioInterval; serverCpu: RatioInterval; postgresCpu: RatioInterval }
   /** Fixed rate (half the baseline's median maximum): p99 of each, and their ratio. */
   fixedRate: {
     rate: number
     serviceP99Ms: number | null
     baselineP99Ms: number | null
     p99Ratio: number | null
+    p99RatioInterval?: RatioInterval
     service: RoundResult[]
     baseline: RoundResult[]
   } | null
+}
+
+/** [low, high] of a ratio's 95 % confidence interval, or null (too few rounds). */
+export type RatioInterval = [number, number] | null
+
+const intervalOf = (ratios: number[]): RatioInterval => {
+  const interval = medianInterval(ratios)
+  return interval && [round3(interval[0])!, round3(interval[1])!]
 }
 
 export interface ScenarioResult {
@@ -134,7 +153,14 @@ export interface BenchResults {
   /** `node`: the harness's Node; `serverNode`: the one every server (service, baselines, peers) runs on. */
   machine: { cpus: number; loadAverageAtStart: number[]; node: string; serverNode?: string; platform: string }
   dataSet: DataSetSize & { itemsPerOrder: number }
-  settings: { rounds: number; durationSeconds: number; warmupSeconds: number; connections: number }
+  settings: {
+    rounds: number
+    durationSeconds: number
+    warmupSeconds: number
+    connections: number
+    /** Absent in results from before wrk. */
+    loadGenerator?: LoadGeneratorName
+  }
   serviceEnvironment: Record<string, string>
   /** Which peers ran, on what, or why they did not (absent in results from before the peers). */
   peers?: string
@@ -164,13 +190,6 @@ const PEER_METHOD =
 
 /** Requests each server answers per scenario in the statement-counting pass. */
 const COUNTED_REQUESTS = 200
-
-export const median = (values: readonly number[]): number | null => {
-  if (values.length === 0) return null
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
-}
 
 const round3 = (value: number | null): number | null => (value === null ? null : Math.round(value * 1000) / 1000)
 
@@ -367,40 +386,6 @@ export function differenceFromService(scenario: Scenario, server: ServerName, sa
     : `service: ${serviceSample.body.slice(0, 300)} | ${server}: ${sample.body.slice(0, 300)}`
 }
 
-async function load(
-  server: RunningServer,
-  request: BenchRequest,
-  settings: { seconds: number; connections: number; rate?: number | undefined; amount?: number | undefined },
-): Promise<{ result: autocannon.Result; graphqlErrors: number }> {
-  let graphqlErrors = 0
-  const result = await autocannon({
-    url: server.baseUrl,
-    connections: settings.connections,
-    // A number of requests (the counting pass) or a duration (the measured rounds).
-    ...(settings.amount ? { amount: settings.amount } : { duration: settings.seconds }),
-    ...(settings.rate ? { overallRate: settings.rate } : {}),
-    requests: [
-      {
-        method: request.method,
-        path: request.path,
-        headers: request.headers,
-        ...(request.body ? { body: request.body } : {}),
-        ...(request.freshIdempotencyKey
-          ? { setupRequest: (raw) => ({ ...raw, headers: { ...raw.headers, 'idempotency-key': newIdempotencyKey() } }) }
-          : {}),
-        ...(request.graphql
-          ? {
-              onResponse: (_status: number, body: string) => {
-                if (body.includes('"errors"')) graphqlErrors++
-              },
-            }
-          : {}),
-      },
-    ],
-  })
-  return { result, graphqlErrors }
-}
-
 /** Whether the peers run, and the line the results say about them. */
 export function peerSetting(options: BenchOptions, log: (line: string) => void): { run: boolean; note: string } {
   if (!options.peers) return { run: false, note: 'not run (the run was asked without them: --no-peers, or the smoke test)' }
@@ -429,6 +414,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
     admin: sign({ sub: '1', scope: 'admin' }, 24 * 3600),
   }
   const peers = peerSetting(options, log)
+  const generator = await chooseLoadGenerator(options.loadGenerator, log)
   const scenarios = createScenarios(options.size, tokens, { peers: peers.run }).filter(
     (scenario) => options.scenarios?.includes(scenario.id) ?? true,
   )
@@ -450,19 +436,20 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
       durationSeconds: options.durationSeconds,
       warmupSeconds: options.warmupSeconds,
       connections: options.connections,
+      loadGenerator: generator.name,
     },
     serviceEnvironment: SERVICE_RUN_ENVIRONMENT,
     peers: peers.note,
     method: [
-      `autocannon (programmatic API, in the harness process), ${options.connections} connections, ${options.durationSeconds} s per round, ${options.rounds} rounds; before the rounds, each server is loaded in ${WARMUP_CHUNK_SECONDS} s chunks (a ${WARMUP_PAUSE_MS} ms pause after each) until two chunks in a row are no more than ${Math.round((WARMUP_RISE - 1) * 100)} % above the best before them, at most ${options.warmupSeconds} s per server and scenario, discarded.`,
-      'Servers alternate within each round (service, then each baseline), so drift in the machine load hits all of them alike.',
+      `${generator.description}, ${options.connections} connections, ${options.durationSeconds} s per round, ${options.rounds} rounds; before the rounds, each server is loaded in ${WARMUP_CHUNK_SECONDS} s chunks (a ${WARMUP_PAUSE_MS} ms pause after each) until two chunks in a row are no more than ${Math.round((WARMUP_RISE - 1) * 100)} % above the best before them and at least ${WARMUP_MIN_SECONDS} s have passed, at most ${options.warmupSeconds} s per server and scenario, discarded.`,
+      'Servers alternate within each round (service, then each baseline; every other round in the reverse order), so drift in the machine load hits all of them alike.',
       'A round with any non-2xx answer, connection error, timeout or GraphQL error is rejected: reported, and left out of the medians.',
-      'Ratios are medians over rounds of service ÷ baseline, pairing each round with the same round of the baseline.',
+      'Ratios are medians over rounds of service ÷ baseline, pairing each round with the same round of the baseline; in brackets where shown, the 95 % confidence interval of that median (the k-th smallest and largest paired ratio, distribution-free; 3rd and 10th of 12).',
       'Server CPU: utime + stime deltas of the server process (/proc/<pid>/stat) over the round and until its statements stop (requests in flight at the end finish), divided by the requests sent.',
       "PostgreSQL CPU: the same deltas summed over the backend processes whose pg_stat_activity.application_name is the server's (each server connects with its own application_name); background processes (WAL writer, checkpointer) are not counted.",
       `SQL statements: counted in a pass of their own before the measured rounds, never during them: each server, started again behind a TCP proxy of its own that counts Query and Execute protocol messages (BEGIN and COMMIT count: they are round trips), answers ${COUNTED_REQUESTS} requests of each scenario (4 connections); the count, read once it stops moving, is divided by the requests sent. Background statements of the service (its event relay, for POST) are included.`,
       'Every server (the service, the baselines and the peers) runs on the same Node (serverNode above), connected straight to PostgreSQL in the measured rounds.',
-      "Fixed rate: autocannon overallRate at half the baseline's median maximum req/s, same connections and duration, service and baseline alternating.",
+      `Fixed rate: ${generator.name === 'wrk' ? 'one schedule of send times over every connection (the Lua script)' : 'autocannon overallRate'} at half the baseline's median maximum req/s, same connections and duration, service and baseline alternating.`,
       ...(peers.run ? [PEER_METHOD] : []),
     ],
     scenarios: [],
@@ -523,7 +510,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
     const measure = async (server: RunningServer, request: BenchRequest, round: number, rate: number | null): Promise<RoundResult> => {
       const cpuBefore = cpuMilliseconds(server.pid)
       const backendsBefore = await database.backendCpu(server.name)
-      const { result, graphqlErrors } = await load(server, request, {
+      const result = await generator.load(server.baseUrl, request, {
         seconds: options.durationSeconds,
         connections: options.connections,
         rate: rate ?? undefined,
@@ -532,34 +519,34 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
       // stops moving, then divide by every request sent, so an in-flight request counts once.
       const cpuAfter = await settledCpu(server.pid)
       const backendsAfter = await database.backendCpu(server.name)
-      const answered = Math.max(1, result['2xx'] + result.non2xx)
-      const sent = Math.max(answered, result.requests.sent)
+      const answered = Math.max(1, result.ok + result.non2xx)
+      const sent = Math.max(answered, result.sent)
       const problems = [
         result.non2xx ? `${result.non2xx} non-2xx` : '',
         result.errors ? `${result.errors} errors` : '',
         result.timeouts ? `${result.timeouts} timeouts` : '',
-        graphqlErrors ? `${graphqlErrors} GraphQL errors` : '',
-        result['2xx'] === 0 ? 'no 2xx answer' : '',
+        result.graphqlErrors ? `${result.graphqlErrors} GraphQL errors` : '',
+        result.ok === 0 ? 'no 2xx answer' : '',
       ].filter(Boolean)
       return {
         round,
         rate,
-        requests: result['2xx'] + result.non2xx,
-        requestsPerSecond: Math.round(result.requests.average * 10) / 10,
-        latencyMs: { p50: result.latency.p50, p99: result.latency.p99 },
+        requests: result.ok + result.non2xx,
+        requestsPerSecond: Math.round(result.requestsPerSecond * 10) / 10,
+        latencyMs: { p50: round3(result.latencyMs.p50)!, p99: round3(result.latencyMs.p99)! },
         non2xx: result.non2xx,
         errors: result.errors,
         timeouts: result.timeouts,
-        graphqlErrors,
+        graphqlErrors: result.graphqlErrors,
         rejected: problems.length ? problems.join(', ') : null,
         serverCpuMsPerRequest: cpuBefore === undefined || cpuAfter === undefined ? null : round3((cpuAfter - cpuBefore) / sent),
         postgresCpuMsPerRequest: backendsBefore && backendsAfter ? round3(cpuDelta(backendsBefore, backendsAfter) / sent) : null,
-        wireBytesPerResponse: Math.round(result.throughput.total / answered),
+        wireBytesPerResponse: Math.round(result.bytesRead / answered),
       }
     }
 
     for (const scenario of scenarios) {
-      results.scenarios.push(await runScenario(scenario, servers, options, measure, statementCounts, log))
+      results.scenarios.push(await runScenario(scenario, servers, options, generator, measure, statementCounts, log))
     }
     const failures = results.scenarios.flatMap((scenario) =>
       scenario.servers
@@ -634,9 +621,10 @@ async function countStatements(
         // The first request prepares what a server prepares once (statements, caches).
         await sampleRequest(server, request)
         const before = await quiet(() => database.statements())
-        const { result } = await load(server, request, { seconds: 0, connections: 4, amount: COUNTED_REQUESTS })
+        // A number of requests, which autocannon can send and wrk cannot; no time is read here.
+        const result = await autocannonGenerator().load(server.baseUrl, request, { seconds: 0, connections: 4, amount: COUNTED_REQUESTS })
         const after = await quiet(() => database.statements())
-        const sent = Math.max(1, result.requests.sent)
+        const sent = Math.max(1, result.sent)
         const perRequest = before && after ? round3((after[name]! - before[name]!) / sent) : null
         if (perRequest !== null) counts.set(`${scenario.id}/${name}`, perRequest)
         log(`${scenario.id} statements ${name}: ${perRequest} per request (${sent} requests through the proxy)`)
@@ -652,6 +640,11 @@ const WARMUP_CHUNK_SECONDS = 2
 const WARMUP_PAUSE_MS = 500
 /** A chunk this much above the best before it means the server is still getting faster. */
 const WARMUP_RISE = 1.03
+/**
+ * Never less than this (within options.warmupSeconds): on a shared machine a slow stretch can make
+ * two chunks look flat while the server is still getting faster.
+ */
+const WARMUP_MIN_SECONDS = 16
 
 /**
  * Loads a server until its throughput stops rising, at most options.warmupSeconds (docs/performance.md,
@@ -662,16 +655,22 @@ const WARMUP_RISE = 1.03
  * each followed by a short idle pause in which the compiler threads get the cores, until two chunks
  * in a row are no more than 3 % above the best before them.
  */
-async function warmUp(server: RunningServer, request: BenchRequest, options: BenchOptions, log: (line: string) => void): Promise<void> {
+async function warmUp(
+  generator: LoadGenerator,
+  server: RunningServer,
+  request: BenchRequest,
+  options: BenchOptions,
+  log: (line: string) => void,
+): Promise<void> {
   const rates: number[] = []
   let best = 0
   let flat = 0
   let spent = 0
-  while (spent < options.warmupSeconds && flat < 2) {
+  while (spent < options.warmupSeconds && (flat < 2 || spent < WARMUP_MIN_SECONDS)) {
     const seconds = Math.min(WARMUP_CHUNK_SECONDS, options.warmupSeconds - spent)
-    const { result } = await load(server, request, { seconds, connections: options.connections })
+    const result = await generator.load(server.baseUrl, request, { seconds, connections: options.connections })
     spent += seconds
-    const rate = result.requests.average
+    const rate = result.requestsPerSecond
     rates.push(Math.round(rate))
     flat = rates.length > 1 && rate <= best * WARMUP_RISE ? flat + 1 : 0
     best = Math.max(best, rate)
@@ -686,6 +685,7 @@ async function runScenario(
   scenario: Scenario,
   servers: Map<ServerName, RunningServer>,
   options: BenchOptions,
+  generator: LoadGenerator,
   measure: Measure,
   statementCounts: StatementCounts,
   log: (line: string) => void,
@@ -696,11 +696,13 @@ async function runScenario(
     const server = servers.get(name)!
     samples.set(name, await sampleRequest(server, scenario.request(name)))
     if (options.warmupSeconds > 0)
-      await warmUp(server, scenario.request(name), options, (line) => log(`${scenario.id} warm-up ${name}: ${line}`))
+      await warmUp(generator, server, scenario.request(name), options, (line) => log(`${scenario.id} warm-up ${name}: ${line}`))
   }
   const rounds = new Map<ServerName, RoundResult[]>(names.map((name) => [name, []]))
   for (let round = 1; round <= options.rounds; round++) {
-    for (const name of names) {
+    // Every other round in the reverse order, so that a drift of the machine within a round
+    // falls on the service first in one round and last in the next (docs/performance.md).
+    for (const name of round % 2 ? names : [...names].reverse()) {
       const result = await measure(servers.get(name)!, scenario.request(name), round, null)
       rounds.get(name)!.push(result)
       log(
@@ -736,18 +738,9 @@ async function runScenario(
     if (!summary.matchesService)
       log(`WARNING ${scenario.id}: ${summary.server} does not answer the same data as the service: ${summary.mismatch}`)
 
-  const pairedRatio = (baseline: BaselineName, value: (result: RoundResult) => number | null) => {
-    const ratios: number[] = []
-    const service = rounds.get('service')!
-    const other = rounds.get(baseline)!
-    for (let index = 0; index < service.length; index++) {
-      const a = service[index]!
-      const b = other[index]!
-      const x = value(a)
-      const y = value(b)
-      if (a.rejected === null && b.rejected === null && x !== null && y !== null && y > 0) ratios.push(x / y)
-    }
-    return round3(median(ratios))
+  const paired = (baseline: BaselineName, value: (result: RoundResult) => number | null) => {
+    const ratios = pairedRatios(rounds.get('service')!, rounds.get(baseline)!, value)
+    return { median: round3(median(ratios)), interval: intervalOf(ratios) }
   }
 
   const comparisons: BaselineComparison[] = []
@@ -759,34 +752,43 @@ async function runScenario(
       const serviceRounds: RoundResult[] = []
       const baselineRounds: RoundResult[] = []
       for (let round = 1; round <= options.rounds; round++) {
-        serviceRounds.push(await measure(servers.get('service')!, scenario.request('service'), round, rate))
-        baselineRounds.push(await measure(servers.get(baseline)!, scenario.request(baseline), round, rate))
+        const measureService = async () =>
+          serviceRounds.push(await measure(servers.get('service')!, scenario.request('service'), round, rate))
+        const measureBaseline = async () =>
+          baselineRounds.push(await measure(servers.get(baseline)!, scenario.request(baseline), round, rate))
+        if (round % 2) {
+          await measureService()
+          await measureBaseline()
+        } else {
+          await measureBaseline()
+          await measureService()
+        }
         log(
           `${scenario.id} fixed ${rate} req/s round ${round}: service p99 ${serviceRounds.at(-1)!.latencyMs.p99} ms, ${baseline} p99 ${baselineRounds.at(-1)!.latencyMs.p99} ms`,
         )
       }
       const p99s = (list: RoundResult[]) =>
         round3(median(list.filter((result) => result.rejected === null).map((result) => result.latencyMs.p99)))
-      const ratios = serviceRounds.flatMap((result, index) => {
-        const other = baselineRounds[index]!
-        return result.rejected === null && other.rejected === null && other.latencyMs.p99 > 0
-          ? [result.latencyMs.p99 / other.latencyMs.p99]
-          : []
-      })
+      const ratios = pairedRatios(serviceRounds, baselineRounds, (result) => result.latencyMs.p99)
       fixedRate = {
         rate,
         serviceP99Ms: p99s(serviceRounds),
         baselineP99Ms: p99s(baselineRounds),
         p99Ratio: round3(median(ratios)),
+        p99RatioInterval: intervalOf(ratios),
         service: serviceRounds,
         baseline: baselineRounds,
       }
     }
+    const throughput = paired(baseline, (result) => result.requestsPerSecond)
+    const serverCpu = paired(baseline, (result) => result.serverCpuMsPerRequest)
+    const postgresCpu = paired(baseline, (result) => result.postgresCpuMsPerRequest)
     comparisons.push({
       baseline,
-      requestsPerSecondRatio: pairedRatio(baseline, (result) => result.requestsPerSecond),
-      serverCpuRatio: pairedRatio(baseline, (result) => result.serverCpuMsPerRequest),
-      postgresCpuRatio: pairedRatio(baseline, (result) => result.postgresCpuMsPerRequest),
+      requestsPerSecondRatio: throughput.median,
+      serverCpuRatio: serverCpu.median,
+      postgresCpuRatio: postgresCpu.median,
+      intervals: { requestsPerSecond: throughput.interval, serverCpu: serverCpu.interval, postgresCpu: postgresCpu.interval },
       fixedRate,
     })
   }

@@ -2,13 +2,18 @@
  * bench/results/latest.md: the targets, each marked met or not, the servers side by side (req/s,
  * then CPU per request of each server and of PostgreSQL), and each scenario's table.
  */
-import type { BenchResults, ScenarioResult, ServerSummary } from './harness.ts'
+import type { BaselineComparison, BenchResults, RatioInterval, ScenarioResult, ServerSummary } from './harness.ts'
 import { BASELINE_TITLES, type BaselineName, type ServerName } from './scenarios.ts'
 
 const SERVER_TITLES: Record<ServerName, string> = { service: 'this service', ...BASELINE_TITLES }
 
 const show = (value: number | null, digits = 2): string => (value === null ? 'n/a' : value.toFixed(digits))
 const times = (value: number | null): string => (value === null ? 'n/a' : `${value.toFixed(2)}×`)
+/** Whole milliseconds as read (autocannon), else to a tenth (wrk reads microseconds). */
+const milliseconds = (value: number | null): string => show(value, value !== null && Number.isInteger(value) ? 0 : 1)
+/** A ratio and, when the run has enough rounds, its 95 % confidence interval: "0.71× (0.66-0.74)". */
+const timesWithin = (value: number | null, interval: RatioInterval | undefined): string =>
+  interval ? `${times(value)} (${interval[0].toFixed(2)}-${interval[1].toFixed(2)})` : times(value)
 
 interface TargetRow {
   scenario: string
@@ -23,12 +28,13 @@ function verdict(met: boolean | null): string {
 
 /** "req/s ≥ ratio × baseline", saying where the baseline (a peer) does less work than the scenario. */
 function throughputTarget(scenario: ScenarioResult, baseline: BaselineName, ratio: number, aim = ''): TargetRow {
-  const measured = scenario.comparisons.find((entry) => entry.baseline === baseline)?.requestsPerSecondRatio ?? null
+  const comparison = scenario.comparisons.find((entry) => entry.baseline === baseline)
+  const measured = comparison?.requestsPerSecondRatio ?? null
   const lessWork = scenario.servers.find((server) => server.server === baseline)?.lessWork
   return {
     scenario: scenario.id,
     target: `req/s ≥ ${ratio.toFixed(2)}× ${BASELINE_TITLES[baseline]}${aim}`,
-    measured: `${times(measured)}${lessWork ? ` (${BASELINE_TITLES[baseline]} does less work: ${lessWork.what})` : ''}`,
+    measured: `${timesWithin(measured, comparison?.intervals?.requestsPerSecond)}${lessWork ? ` (${BASELINE_TITLES[baseline]} does less work: ${lessWork.what})` : ''}`,
     met: measured === null ? null : measured >= ratio,
   }
 }
@@ -41,7 +47,7 @@ function fixedRateTargets(scenario: ScenarioResult): TargetRow[] {
           {
             scenario: scenario.id,
             target: `p99 at ${entry.fixedRate.rate} req/s (half of ${BASELINE_TITLES[entry.baseline]}'s maximum) ≤ 1.2× its p99`,
-            measured: `${show(entry.fixedRate.serviceP99Ms, 0)} ms vs ${show(entry.fixedRate.baselineP99Ms, 0)} ms: ${times(entry.fixedRate.p99Ratio)}`,
+            measured: `${milliseconds(entry.fixedRate.serviceP99Ms)} ms vs ${milliseconds(entry.fixedRate.baselineP99Ms)} ms: ${timesWithin(entry.fixedRate.p99Ratio, entry.fixedRate.p99RatioInterval)}`,
             met: entry.fixedRate.p99Ratio === null ? null : entry.fixedRate.p99Ratio <= 1.2,
           },
         ]
@@ -53,10 +59,11 @@ function fixedRateTargets(scenario: ScenarioResult): TargetRow[] {
 function costTarget(scenario: ScenarioResult, what: 'server' | 'PostgreSQL', ratio: number): TargetRow {
   const comparison = scenario.comparisons.find((entry) => entry.baseline === 'fastify')
   const measured = (what === 'server' ? comparison?.serverCpuRatio : comparison?.postgresCpuRatio) ?? null
+  const interval = what === 'server' ? comparison?.intervals?.serverCpu : comparison?.intervals?.postgresCpu
   return {
     scenario: scenario.id,
     target: `${what} CPU per request ≤ ${ratio.toFixed(2)}× bare Fastify + pg's`,
-    measured: times(measured),
+    measured: timesWithin(measured, interval),
     met: measured === null ? null : measured <= ratio,
   }
 }
@@ -149,6 +156,32 @@ function costSideBySide(results: BenchResults): string[] {
   return lines
 }
 
+/** Every ratio of the run with its 95 % confidence interval: what a second run can be expected to reproduce. */
+function ratioTable(results: BenchResults): string[] {
+  const lines = [
+    "Each ratio is the median of the paired rounds' ratios (service ÷ that server); in brackets, its 95 % confidence interval (distribution-free: the 3rd and 10th of 12 paired ratios). A second run's ratio is expected in about that band, not to the second decimal.",
+    '',
+    '| Scenario | against | req/s | server CPU per request | PostgreSQL CPU per request | p99 at half its maximum |',
+    '|---|---|---|---|---|---|',
+  ]
+  const cell = (comparison: BaselineComparison, key: 'requestsPerSecond' | 'serverCpu' | 'postgresCpu') => {
+    const value = {
+      requestsPerSecond: comparison.requestsPerSecondRatio,
+      serverCpu: comparison.serverCpuRatio,
+      postgresCpu: comparison.postgresCpuRatio,
+    }[key]
+    return timesWithin(value, comparison.intervals?.[key])
+  }
+  for (const scenario of results.scenarios)
+    for (const comparison of scenario.comparisons) {
+      const fixed = comparison.fixedRate ? timesWithin(comparison.fixedRate.p99Ratio, comparison.fixedRate.p99RatioInterval) : ''
+      lines.push(
+        `| ${scenario.id} | ${BASELINE_TITLES[comparison.baseline]} | ${cell(comparison, 'requestsPerSecond')} | ${cell(comparison, 'serverCpu')} | ${cell(comparison, 'postgresCpu')} | ${fixed} |`,
+      )
+    }
+  return lines
+}
+
 function serverRow(scenario: ScenarioResult, server: ServerSummary): string {
   const comparisons = scenario.comparisons.map((entry) => `${entry.baseline} ${times(entry.requestsPerSecondRatio)}`).join(', ')
   const title = SERVER_TITLES[server.server]
@@ -207,7 +240,8 @@ export function renderMarkdown(results: BenchResults, note?: string, analysis?: 
     "Statement targets allow 0.05 above the budget: the service's background work (its event relay and housekeeping) sends a few statements a second whatever the load, and they land in the count.",
   )
   lines.push('', '## Side by side', '', ...sideBySide(results).map(onDatabase), '')
-  lines.push('## Cost per request', '', ...costSideBySide(results).map(onDatabase))
+  lines.push('## Cost per request', '', ...costSideBySide(results).map(onDatabase), '')
+  lines.push('## Every ratio, and how far it can be trusted', '', ...ratioTable(results).map(onDatabase))
   if (analysis) lines.push('', analysis.trim())
   lines.push('', '## Per scenario', '')
   for (const scenario of results.scenarios) {

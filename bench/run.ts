@@ -12,6 +12,7 @@
  *   --analysis <file>                  Markdown placed in latest.md after the targets
  *                                      (bench/analysis.md when it exists; '' for none)
  *   --report-only                      latest.md again from <out>/latest.json (same --note, --analysis)
+ *   --load-generator wrk|autocannon    wrk when installed (apt-get install -y wrk), else autocannon
  *   --profile <dir>                    CPU profiles of each server in <dir>/<server>/ (node --cpu-prof)
  *   --replica                          instead: the read scenarios through one streaming replica beside
  *                                      the primary-only service, on a private primary and replica it
@@ -51,6 +52,7 @@ const { values } = parseArgs({
     note: { type: 'string' },
     analysis: { type: 'string' },
     profile: { type: 'string' },
+    'load-generator': { type: 'string' },
     'report-only': { type: 'boolean', default: false },
     peers: { type: 'boolean', default: true },
     replica: { type: 'boolean', default: false },
@@ -74,6 +76,10 @@ if (kind === 'postgres' && !process.env.DATABASE_URL) throw new Error('--db post
 if (values.size !== 'full' && values.size !== 'tiny') throw new Error(`--size must be full or tiny, got "${values.size}"`)
 const unknown = (values.scenario ?? []).filter((id) => !SCENARIO_IDS.some((known) => known === id))
 if (unknown.length) throw new Error(`unknown --scenario ${unknown.join(', ')}; known: ${SCENARIO_IDS.join(', ')}`)
+const loadGenerator = values['load-generator']
+if (loadGenerator !== undefined && loadGenerator !== 'wrk' && loadGenerator !== 'autocannon') {
+  throw new Error(`--load-generator must be wrk or autocannon, got "${loadGenerator}"`)
+}
 
 const options: BenchOptions = {
   database: kind === 'postgres' ? { kind, url: process.env.DATABASE_URL ?? '' } : { kind },
@@ -86,6 +92,7 @@ const options: BenchOptions = {
   log: (line) => console.log(line),
   profileDir: values.profile ? path.resolve(values.profile) : undefined,
   peers: values.peers,
+  loadGenerator,
 }
 
 // Where the time goes and what was tried for missed targets, kept by hand next to the harness;
