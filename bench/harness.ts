@@ -15,6 +15,7 @@ import pg from 'pg'
 import { createTokenSigner } from '../src/auth/tokens.ts'
 import { cpuDelta, cpuMilliseconds, cpuOfProcesses } from './cpu.ts'
 import { field } from './json.ts'
+import { measureSteadiness, type Steadiness } from './machine-steadiness.ts'
 import { median, medianInterval, pairedRatios } from './ratios.ts'
 import { autocannonGenerator, chooseLoadGenerator, type LoadGenerator, type LoadGeneratorName } from './load.ts'
 import { installedPeerVersions, PEER_NODE, peersInstalled } from './peer-install.ts'
@@ -165,6 +166,11 @@ export interface BenchResults {
   /** Which peers ran, on what, or why they did not (absent in results from before the peers). */
   peers?: string
   method: string[]
+  /**
+   * The machine's own steadiness (machine-steadiness.ts), measured with the servers idle before the
+   * first round and after the last. Absent in results from before it.
+   */
+  machineSteadiness?: { beforeRounds: Steadiness; afterRounds: Steadiness }
   scenarios: ScenarioResult[]
   /** Why the run failed (too many rejected rounds), or null. */
   failure: string | null
@@ -545,9 +551,15 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
       }
     }
 
+    const steadinessSeconds = options.warmupSeconds > 0 ? STEADINESS_SECONDS : 1
+    const beforeRounds = await measureSteadiness(steadinessSeconds)
+    log(`machine steadiness before the rounds: ${describeSteadiness(beforeRounds)}`)
     for (const scenario of scenarios) {
       results.scenarios.push(await runScenario(scenario, servers, options, generator, measure, statementCounts, log))
     }
+    const afterRounds = await measureSteadiness(steadinessSeconds)
+    log(`machine steadiness after the rounds: ${describeSteadiness(afterRounds)}`)
+    results.machineSteadiness = { beforeRounds, afterRounds }
     const failures = results.scenarios.flatMap((scenario) =>
       scenario.servers
         .filter((server) => server.acceptedRounds < Math.ceil(options.rounds / 2))
@@ -560,6 +572,12 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
     await database.close()
   }
 }
+
+/** How long the machine's steadiness is measured before and after the rounds (1 s in a run without warm-up: the smoke test). */
+const STEADINESS_SECONDS = 10
+
+export const describeSteadiness = (steadiness: Steadiness): string =>
+  `the same busy loop on all ${steadiness.cores} cores, ${steadiness.windows} windows of ${steadiness.windowMs} ms each: spread ${steadiness.spreadPercent} % of the mean, slowest ${steadiness.lowest.toFixed(2)}× and fastest ${steadiness.highest.toFixed(2)}× the median window`
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 

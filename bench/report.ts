@@ -2,7 +2,14 @@
  * bench/results/latest.md: the targets, each marked met or not, the servers side by side (req/s,
  * then CPU per request of each server and of PostgreSQL), and each scenario's table.
  */
-import type { BaselineComparison, BenchResults, RatioInterval, ScenarioResult, ServerSummary } from './harness.ts'
+import {
+  type BaselineComparison,
+  type BenchResults,
+  describeSteadiness,
+  type RatioInterval,
+  type ScenarioResult,
+  type ServerSummary,
+} from './harness.ts'
 import { BASELINE_TITLES, type BaselineName, type ServerName } from './scenarios.ts'
 
 const SERVER_TITLES: Record<ServerName, string> = { service: 'this service', ...BASELINE_TITLES }
@@ -182,6 +189,41 @@ function ratioTable(results: BenchResults): string[] {
   return lines
 }
 
+/**
+ * How steady the machine was: the probe before and after the rounds, and, from the rounds
+ * themselves, how far each server's CPU per identical request moved (a fixed program doing fixed
+ * work: what moves it is the machine).
+ */
+function steadinessLines(results: BenchResults): string[] {
+  const lines: string[] = []
+  if (results.machineSteadiness) {
+    lines.push(
+      `- Before the rounds (servers idle): ${describeSteadiness(results.machineSteadiness.beforeRounds)}.`,
+      `- After the rounds: ${describeSteadiness(results.machineSteadiness.afterRounds)}.`,
+      '',
+    )
+  }
+  lines.push(
+    "Each server's CPU milliseconds per request over its accepted rounds, lowest-highest (highest ÷ lowest): the same program answering the same request, so on a quiet machine the two are close.",
+    '',
+    '| Scenario | Server | CPU ms per request, lowest-highest | highest ÷ lowest |',
+    '|---|---|---|---|',
+  )
+  for (const scenario of results.scenarios)
+    for (const server of scenario.servers) {
+      const costs = server.rounds.flatMap((round) =>
+        round.rejected === null && round.serverCpuMsPerRequest !== null ? [round.serverCpuMsPerRequest] : [],
+      )
+      if (costs.length < 2) continue
+      const lowest = Math.min(...costs)
+      const highest = Math.max(...costs)
+      lines.push(
+        `| ${scenario.id} | ${SERVER_TITLES[server.server]} | ${lowest.toFixed(3)}-${highest.toFixed(3)} | ${times(lowest > 0 ? highest / lowest : null)} |`,
+      )
+    }
+  return lines
+}
+
 function serverRow(scenario: ScenarioResult, server: ServerSummary): string {
   const comparisons = scenario.comparisons.map((entry) => `${entry.baseline} ${times(entry.requestsPerSecondRatio)}`).join(', ')
   const title = SERVER_TITLES[server.server]
@@ -241,7 +283,8 @@ export function renderMarkdown(results: BenchResults, note?: string, analysis?: 
   )
   lines.push('', '## Side by side', '', ...sideBySide(results).map(onDatabase), '')
   lines.push('## Cost per request', '', ...costSideBySide(results).map(onDatabase), '')
-  lines.push('## Every ratio, and how far it can be trusted', '', ...ratioTable(results).map(onDatabase))
+  lines.push('## Every ratio, and how far it can be trusted', '', ...ratioTable(results).map(onDatabase), '')
+  lines.push('## How steady the machine was', '', ...steadinessLines(results).map(onDatabase))
   if (analysis) lines.push('', analysis.trim())
   lines.push('', '## Per scenario', '')
   for (const scenario of results.scenarios) {

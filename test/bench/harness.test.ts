@@ -37,6 +37,11 @@ t.test('npm run bench runs every scenario on the service and its baselines and r
   t.equal(results.database, onPostgres ? 'postgres' : 'pglite')
   // The test suite never installs or runs the peers (npm run bench does).
   t.match(results.peers, /^not run/)
+  // The machine's own steadiness, before and after the rounds: a reading, whatever its value.
+  for (const steadiness of [results.machineSteadiness?.beforeRounds, results.machineSteadiness?.afterRounds]) {
+    t.ok(steadiness && steadiness.windows > 0 && steadiness.cores > 0, 'machine steadiness measured')
+    t.ok(steadiness && steadiness.lowest <= 1 && steadiness.highest >= 1, 'slowest and fastest window around the median')
+  }
   t.same(
     results.scenarios.map((scenario) => scenario.id),
     Object.keys(SCENARIOS),
