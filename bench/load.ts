@@ -11,6 +11,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import autocannon from 'autocannon'
+import { field } from './json.ts'
 import type { BenchRequest } from './scenarios.ts'
 import { newIdempotencyKey } from './scenarios.ts'
 
@@ -235,6 +236,31 @@ interface WrkSummary {
   graphqlErrors: number
 }
 
+/** The script's last line, every field a number, or an error that says what wrk printed. */
+function parseWrkSummary(line: string): WrkSummary {
+  const parsed: unknown = JSON.parse(line)
+  const number = (name: keyof WrkSummary): number => {
+    const value = field(parsed, name)
+    if (typeof value !== 'number') throw new Error(`wrk's result lacks ${name}: ${line}`)
+    return value
+  }
+  return {
+    duration: number('duration'),
+    requests: number('requests'),
+    bytes: number('bytes'),
+    connect: number('connect'),
+    read: number('read'),
+    write: number('write'),
+    status: number('status'),
+    timeout: number('timeout'),
+    p50: number('p50'),
+    p99: number('p99'),
+    sent: number('sent'),
+    non2xx: number('non2xx'),
+    graphqlErrors: number('graphqlErrors'),
+  }
+}
+
 export function wrkGenerator(wrk: string): LoadGenerator {
   return {
     name: 'wrk',
@@ -263,7 +289,7 @@ export function wrkGenerator(wrk: string): LoadGenerator {
         )
         const line = stdout.split('\n').find((text) => text.startsWith('WRK_RESULT '))
         if (!line) throw new Error(`wrk printed no result: ${stdout.slice(0, 500)}`)
-        const summary = JSON.parse(line.slice('WRK_RESULT '.length)) as WrkSummary
+        const summary = parseWrkSummary(line.slice('WRK_RESULT '.length))
         // A closed loop keeps one request in flight on every open connection when wrk stops; a
         // fixed-rate round counts what it sent.
         const sent = request.freshIdempotencyKey || settings.rate ? summary.sent : summary.requests + settings.connections
