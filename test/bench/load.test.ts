@@ -1,3 +1,4 @@
+// Runs once in CI: it reads no database, so .ci/run runs it in the embedded-database run only.
 /**
  * The bench's load generators (bench/load.ts) against a real HTTP server: each counts 2xx, non-2xx
  * and GraphQL errors as the server answered them, sends a new Idempotency-Key on every request
