@@ -8,6 +8,7 @@
  */
 import os from 'node:os'
 import { Worker } from 'node:worker_threads'
+import { median } from './ratios.ts'
 
 export interface Steadiness {
   /** Length of a window, and how many there were on each core. */
@@ -55,8 +56,7 @@ export async function measureSteadiness(seconds: number): Promise<Steadiness> {
     ),
   )
   const rates = perCore.flat()
-  const sorted = [...rates].sort((a, b) => a - b)
-  const medianRate = sorted[Math.floor(sorted.length / 2)]!
+  const medianRate = median(rates) ?? 1
   const mean = rates.reduce((sum, rate) => sum + rate, 0) / rates.length
   const spread = Math.sqrt(rates.reduce((sum, rate) => sum + (rate - mean) ** 2, 0) / rates.length)
   const round3 = (value: number) => Math.round(value * 1000) / 1000
@@ -65,7 +65,7 @@ export async function measureSteadiness(seconds: number): Promise<Steadiness> {
     windows: Math.min(...perCore.map((list) => list.length)),
     cores,
     spreadPercent: Math.round((spread / mean) * 1000) / 10,
-    lowest: round3(sorted[0]! / medianRate),
-    highest: round3(sorted.at(-1)! / medianRate),
+    lowest: round3(Math.min(...rates) / medianRate),
+    highest: round3(Math.max(...rates) / medianRate),
   }
 }
