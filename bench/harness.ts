@@ -35,8 +35,6 @@ import {
 import { type DataSetSize, seedDatabase } from './seed.ts'
 import { REPO_ROOT, type RunningServer, startServer } from './servers.ts'
 
-export { median } from './ratios.ts'
-
 export interface BenchOptions {
   database: { kind: 'postgres'; url: string } | { kind: 'pglite' }
   size: DataSetSize

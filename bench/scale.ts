@@ -20,7 +20,8 @@ import { createTokenSigner } from '../src/auth/tokens.ts'
 import { loadConfig } from '../src/config.ts'
 import { createDatabase, migrateToLatest } from '../src/db/database.ts'
 import { cpuMilliseconds, cpuDelta, cpuOfProcesses } from './cpu.ts'
-import { median, SERVICE_RUN_ENVIRONMENT } from './harness.ts'
+import { SERVICE_RUN_ENVIRONMENT } from './harness.ts'
+import { median } from './ratios.ts'
 import {
   adminOf,
   BIG_CUSTOMER,
